@@ -1,0 +1,3 @@
+"""tether: code-aware memory for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,36 @@
+"""Domain exceptions. The core raises these; only the adapters turn them into exit codes or tool errors."""
+
+from __future__ import annotations
+
+
+class TetherError(Exception):
+    """Base for every error tether reports to a person. The message says what was wrong and what to do."""
+
+
+class ValidationError(TetherError):
+    """A field of a memory (or an argument) is invalid; nothing was written."""
+
+
+class SecretError(ValidationError):
+    """Memory text looks like a credential; refused unless explicitly allowed."""
+
+
+class NotFoundError(TetherError):
+    """No memory (or other record) with the given id."""
+
+
+class NoProjectError(TetherError):
+    """No `.tether/` directory was found for the current directory."""
+
+
+class NoteError(TetherError):
+    """A markdown note could not be parsed; it is skipped, never rewritten."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class ConfigError(TetherError):
+    """A configuration key or value is invalid."""
