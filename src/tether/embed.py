@@ -38,9 +38,7 @@ _PART_WEIGHT = 0.6
 _GRAM_WEIGHT = 0.25
 # Words too common in prose and code to say anything about a topic.
 _STOPWORDS = frozenset(
-    "a an and are as at be but by do does for from has have how i if in is it its me my no not of on or "
-    "our so that the their then there these this to was we what when where which who why will with you "
-    "your can should would could use used using".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "does", "for", "from", "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "can", "should", "would", "could", "use", "used", "using"]
 )
 
 

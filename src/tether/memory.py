@@ -100,7 +100,9 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 def check_id(value: str) -> str:
     value = value.strip().lower()
     if not _ID_RE.match(value):
-        raise ValidationError(f"invalid memory id {value!r}: ids are 8 hex characters, as shown by `tether list`")
+        raise ValidationError(
+            f"invalid memory id {value!r}: ids are 8 hex characters, as shown by `tether list`"
+        )
     return value
 
 
@@ -169,7 +171,9 @@ def normalize_path(path: str, root: Path | None, cwd: Path | None = None) -> str
     return text + "/" if is_dir else text
 
 
-def normalize_files(paths: list[str] | tuple[str, ...], root: Path | None, cwd: Path | None = None) -> tuple[str, ...]:
+def normalize_files(
+    paths: list[str] | tuple[str, ...], root: Path | None, cwd: Path | None = None
+) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for path in paths:
         seen.setdefault(normalize_path(path, root, cwd), None)

@@ -1,0 +1,131 @@
+"""Configuration: `.tether/config.toml` (project) over `$TETHER_HOME/config.toml` (user) over defaults.
+
+Only known keys are accepted, each with a type, so a typo is an error instead of a silently ignored
+setting.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether.errors import ConfigError
+from tether.notes import write_atomic
+
+# key → (default, description). Types are taken from the defaults.
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "recall.limit": (3, "most memories injected per prompt"),
+    "recall.budget": (2400, "most characters injected per prompt"),
+    "recall.cooldown_turns": (10, "turns a surfaced memory stays quiet in the same session"),
+    "hints.session_budget": (12, "most point-of-action hints per session (pinned pierce it)"),
+    "guard.mode": (
+        "auto",
+        "edit guard: off | context | deny-once | auto (deny-once for pinned/high gotchas)",
+    ),
+    "embedder": (
+        "hashed",
+        "embedder spec: hashed | auto | sentence-transformers:<dir> | openai:<url>#<model>",
+    ),
+    "distill.enabled": (False, "extract up to 3 durable facts at session end with an LLM"),
+    "distill.provider": ("anthropic", "anthropic | openai"),
+    "distill.model": ("claude-haiku-4-5", "model name for distill"),
+    "distill.base_url": ("", "API base URL (empty: the provider's default)"),
+    "distill.categories": ("pref,decision,gotcha", "categories distill may write"),
+}
+GUARD_MODES = ("off", "context", "deny-once", "auto")
+
+
+@dataclass(frozen=True)
+class Config:
+    values: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @classmethod
+    def load(cls, *paths: Path) -> Config:
+        """Load defaults, then each existing file in order (later files win)."""
+        values = {key: default for key, (default, _) in DEFAULTS.items()}
+        for path in paths:
+            if path.is_file():
+                for key, value in _flatten(_read(path)).items():
+                    values[key] = coerce(key, value, source=str(path))
+        return cls(values)
+
+
+def coerce(key: str, value: Any, source: str = "command line") -> Any:
+    if key not in DEFAULTS:
+        raise ConfigError(f"unknown config key {key!r} in {source}: known keys are {', '.join(DEFAULTS)}")
+    default = DEFAULTS[key][0]
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                if value.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+                    raise ValueError
+                return value.lower() in ("true", "yes", "on", "1")
+            return bool(value)
+        if isinstance(default, int):
+            number = int(value)
+            if number < 0:
+                raise ValueError
+            return number
+    except (TypeError, ValueError):
+        kind = "true or false" if isinstance(default, bool) else "a non-negative whole number"
+        raise ConfigError(f"{key} in {source} must be {kind}, not {value!r}") from None
+    text = str(value)
+    if key == "guard.mode" and text not in GUARD_MODES:
+        raise ConfigError(f"guard.mode in {source} must be one of {', '.join(GUARD_MODES)}, not {text!r}")
+    return text
+
+
+def set_value(path: Path, key: str, raw: str) -> Any:
+    """Set one key in a config file, keeping the others. Returns the coerced value."""
+    value = coerce(key, raw)
+    data = _flatten(_read(path)) if path.is_file() else {}
+    data[key] = value
+    write_atomic(path, dump(data))
+    return value
+
+
+def dump(flat: dict[str, Any]) -> str:
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in sorted(flat.items()):
+        section, _, name = key.rpartition(".")
+        sections.setdefault(section, {})[name] = value
+    out = ["# tether configuration: `tether config --list` shows every key."]
+    for section, items in sections.items():
+        if section:
+            out.append(f"\n[{section}]")
+        for name, value in items.items():
+            out.append(f"{name} = {_toml_value(value)}")
+    return "\n".join(out) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}; fix or delete the file") from None
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat

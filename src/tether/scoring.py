@@ -1,0 +1,112 @@
+"""Every constant of recall's fusion (DESIGN §4.3), each with the reason for its value.
+
+Starting points are the numbers of the recall article (`../shared/seeds/003_*`); `benchmarks/quality`
+is where a change to any of them has to earn its place.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+# Reciprocal-rank fusion constant: the standard 60 flattens the head so no single channel's first place
+# decides alone.
+RRF_K = 60
+
+# A memory naming the file being edited must survive competition with weak semantic noise, not just add
+# an RRF sliver: it enters with a flat magnitude this large.
+FILE_HIT_FLOOR = 0.25
+# Rarity premium on top of the floor: sole owner of the path gets 0.40 in all, a 46-way share 0.28
+# (0.25 + 0.15 / (1 + ln 46)). A premium, never a discount below the floor.
+FILE_RARITY_PREMIUM = 0.15
+# A directory ref (`src/auth/`) is a claim about many files at once: weaker than naming the file itself.
+DIR_HIT_FACTOR = 0.8
+
+# Co-change neighbours: at most 2 per touched file and 6 in all, entered at rank 5 and about 3x weaker
+# than a direct hit, because a neighbour is a guess about where the work goes next.
+COCHANGE_PER_FILE = 2
+COCHANGE_TOTAL = 6
+COCHANGE_RANK = 5
+COCHANGE_HIT = FILE_HIT_FLOOR / 3
+
+# Full text: bm25 relative to the best hit, times the share of query terms the memory contains, up to
+# this magnitude. Text is one voice in a committee: a full match is worth about half a file hit.
+TEXT_MAX = 0.14
+# A "real" text match for the evidence gate: this share of the query's terms (at least two of them, or
+# the only one), so one shared common word is not evidence.
+TEXT_EVIDENCE_COVERAGE = 0.34
+
+# Semantic: below this cosine the (hashed) embedding only says "shared topic": rank credit, no magnitude,
+# no evidence. Ungated, that noise outscored file hits on vague queries.
+SEM_GATE = 0.30
+SEM_MAX = 0.14
+SEM_CANDIDATES = 50
+
+# Blast radius: a gotcha on a file 60 others import matters more than one on a leaf; log-scaled, small.
+BLAST_MAX = 0.05
+BLAST_SATURATION = 64
+
+# Recency anchored on the last action (or creation), never on the last showing: being shown keeps
+# nothing fresh. Half-life in days.
+RECENCY_MAX = 0.04
+RECENCY_HALF_LIFE_DAYS = 60.0
+
+# Feedback: surfaced this many times with no follow-up starts a penalty that grows to the cap.
+IGNORED_AFTER = 4
+IGNORED_STEP = 0.03
+IGNORED_CAP = 0.12
+# Acted-on memories earn a small log-scaled bonus.
+ACTED_BONUS = 0.02
+ACTED_CAP = 0.06
+
+# `priority: high` multiplies (never adds: an additive boost lets a weak match jump a relevant one).
+HIGH_PRIORITY_FACTOR = 1.15
+
+# Injection budget defaults (config keys recall.limit and recall.budget override them).
+DEFAULT_LIMIT = 3
+DEFAULT_BUDGET_CHARS = 2400
+COOLDOWN_TURNS = 10
+
+
+def rrf(rank: int) -> float:
+    """Reciprocal-rank credit for a 1-based rank."""
+    return 1.0 / (RRF_K + rank)
+
+
+def file_hit(owners: int, is_dir: bool = False) -> float:
+    """Magnitude of a file-affinity hit on a path shared by `owners` memories (this one included)."""
+    owners = max(owners, 1)
+    magnitude = FILE_HIT_FLOOR + FILE_RARITY_PREMIUM / (1.0 + math.log(owners))
+    return magnitude * DIR_HIT_FACTOR if is_dir else magnitude
+
+
+def text_magnitude(bm25: float, best: float, coverage: float) -> float:
+    if best <= 0.0:
+        return 0.0
+    return TEXT_MAX * min(bm25 / best, 1.0) * coverage
+
+
+def sem_magnitude(cosine: float) -> float:
+    if cosine < SEM_GATE:
+        return 0.0
+    return min(SEM_MAX, SEM_MAX * (cosine - SEM_GATE) / (1.0 - SEM_GATE) * 2.0)
+
+
+def blast(fan_in: int) -> float:
+    if fan_in <= 0:
+        return 0.0
+    return BLAST_MAX * min(1.0, math.log1p(fan_in) / math.log1p(BLAST_SATURATION))
+
+
+def recency(anchor: datetime, now: datetime) -> float:
+    days = max(0.0, (now - anchor).total_seconds() / 86400.0)
+    return float(RECENCY_MAX * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS))
+
+
+def feedback(surfaced: int, acted: int) -> float:
+    """Penalty for being ignored, or bonus for being used."""
+    if acted > 0:
+        return min(ACTED_CAP, ACTED_BONUS * math.log1p(acted) / math.log(2))
+    if surfaced >= IGNORED_AFTER:
+        return -min(IGNORED_CAP, IGNORED_STEP * (surfaced - IGNORED_AFTER + 1))
+    return 0.0

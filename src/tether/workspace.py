@@ -1,0 +1,527 @@
+"""`Workspace`: the library API over one project's memory (and the user's), used by every adapter.
+
+>>> ws = Workspace.open(Path("."))  # doctest: +SKIP
+>>> ws.add("Staging API listens on 6443", files=["deploy/staging.yaml"]).memory.id  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tether import notes
+from tether.config import Config
+from tether.embed import Embedder, HashedEmbedder
+from tether.errors import NoProjectError, NotFoundError, SecretError, ValidationError
+from tether.memory import (
+    CATEGORIES,
+    Memory,
+    check_choice,
+    check_id,
+    new_id,
+    normalize_files,
+    utcnow,
+    validate,
+)
+from tether.project import Paths, resolve
+from tether.sqlite_store import SQLiteStore
+from tether.store import Event, Query
+from tether.sync import SyncReport, sync
+
+
+@dataclass(frozen=True)
+class Added:
+    memory: Memory
+    created: bool  # False when the same knowledge already existed and was returned instead
+
+
+@dataclass
+class Problem:
+    kind: str  # note | dead-ref | config | index
+    where: str
+    message: str
+
+
+@dataclass
+class Doctor:
+    problems: list[Problem] = field(default_factory=list)
+    memories: int = 0
+    notes: int = 0
+
+
+class Workspace:
+    """One project's memory plus the user's, with the derived index. Open one per process."""
+
+    def __init__(
+        self, paths: Paths, *, embedder: Embedder | None = None, cwd: Path | None = None, clock: Any = None
+    ) -> None:
+        self.paths = paths
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self.config = Config.load(*paths.config_files)
+        self._embedder = embedder
+        self.store = SQLiteStore(paths.index)
+        self.clock = clock or utcnow
+        self.last_sync: SyncReport | None = None
+
+    @classmethod
+    def open(
+        cls,
+        cwd: Path,
+        *,
+        home: Path | None = None,
+        require_project: bool = True,
+        embedder: Embedder | None = None,
+        sync_notes: bool = True,
+        clock: Any = None,
+    ) -> Workspace:
+        paths = resolve(cwd, home, require_project=require_project)
+        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock)
+        if sync_notes:
+            ws.sync()
+        return ws
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def root(self) -> Path | None:
+        return self.paths.root
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            spec = str(self.config["embedder"])
+            if spec == "hashed":
+                self._embedder = HashedEmbedder()
+            else:
+                from tether.embedders import make_embedder
+
+                self._embedder = make_embedder(spec)
+        return self._embedder
+
+    # -- notes and index --------------------------------------------------------------------------
+
+    def sources(self) -> list[tuple[Path | None, str]]:
+        return [(self.paths.project_notes, "project"), (self.paths.user_notes, "user")]
+
+    def sync(self) -> SyncReport:
+        self.last_sync = sync(self.store, self.sources(), self.embedder)
+        return self.last_sync
+
+    def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
+        """Rebuild the index from the notes (telemetry and sessions are kept)."""
+        if embeddings_only:
+            self.store.drop_vectors(keep=None)
+            return self.embed_missing()
+        self.store.clear()
+        return self.sync()
+
+    def embed_missing(self) -> SyncReport:
+        report = SyncReport()
+        missing = self.store.missing_vectors(self.embedder.id)
+        for start in range(0, len(missing), 256):
+            batch = missing[start : start + 256]
+            vectors = self.embedder.embed([m.text for m in batch])
+            self.store.put_vectors(self.embedder.id, [(m.id, v) for m, v in zip(batch, vectors, strict=True)])
+            report.updated.extend(m.id for m in batch)
+        return report
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """Serialize writers across processes, so a duplicate check and its write are one step."""
+        self.paths.tether_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.paths.tether_dir / ".lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _notes_dir(self, scope: str) -> Path:
+        if scope == "project":
+            if self.paths.project_notes is None:
+                raise NoProjectError(
+                    "no .tether/ here for project memory: run `tether init`, or use --scope user"
+                )
+            return self.paths.project_notes
+        return self.paths.user_notes
+
+    def _note_path(self, memory: Memory) -> Path | None:
+        if memory.scope == "session":
+            return None
+        known = self.store.note_path(memory.id)
+        if known is not None:
+            return Path(known)
+        return self._notes_dir(memory.scope) / notes.note_name(memory)
+
+    def _write(self, memory: Memory, path: Path | None = None) -> Memory:
+        """Write the note (atomically) and index it. The note is durable before the index knows of it."""
+        from tether.store import NoteRef
+
+        vector = self.embedder.embed([memory.text])[0]
+        target = path if path is not None else self._note_path(memory)
+        if target is None:
+            self.store.put(memory, None, vector, self.embedder.id)
+            return memory
+        notes.write_atomic(target, notes.render(memory))
+        stat = target.stat()
+        self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, self.embedder.id)
+        return memory
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def add(
+        self,
+        summary: str,
+        *,
+        details: str = "",
+        category: str = "context",
+        files: Sequence[str] = (),
+        scope: str = "project",
+        pinned: bool = False,
+        priority: str = "normal",
+        origin: str = "user",
+        supersedes: str | None = None,
+        session: str | None = None,
+        allow_secret: bool = False,
+        memory_id: str | None = None,
+    ) -> Added:
+        """Add a memory, or return the existing one holding the same knowledge in the same scope."""
+        check_choice("scope", scope, ("project", "user", "session"))
+        root = self.root if scope != "user" else None
+        memory = validate(
+            Memory(
+                id=memory_id or new_id(),
+                summary=summary,
+                details=details,
+                category=category,
+                scope=scope,
+                files=normalize_files(list(files), root, self.cwd),
+                priority=priority,
+                pinned=pinned,
+                origin=origin,
+                supersedes=check_id(supersedes) if supersedes else None,
+                session=session,
+                created=self.clock(),
+                updated=self.clock(),
+            )
+        )
+        if not allow_secret:
+            check_secret(memory.text)
+        if scope == "project":
+            self._notes_dir(scope)
+        with self._lock():
+            for existing in self.store.by_hash(memory.content_hash):
+                if existing.scope == memory.scope and (scope != "session" or existing.session == session):
+                    return Added(existing, created=False)
+            old = None
+            if memory.supersedes:
+                old = self.get(memory.supersedes)
+            self._write(memory)
+            if old is not None:
+                self._supersede(old, memory)
+        return Added(memory, created=True)
+
+    def _supersede(self, old: Memory, new: Memory) -> None:
+        self._write(old.with_changes(status="superseded", updated=self.clock()))
+        now = self.clock()
+        self.store.record(
+            [
+                Event(old.id, "superseded", now, receipts={"by": new.id}),
+                Event(old.id, "acted", now, receipts={"via": "supersede"}),
+            ]
+        )
+
+    def supersede(self, old_id: str, new_id_: str) -> Memory:
+        old, new = self.get(old_id), self.get(new_id_)
+        if old.id == new.id:
+            raise ValidationError("a memory cannot supersede itself")
+        with self._lock():
+            updated = self._write(new.with_changes(supersedes=old.id, updated=self.clock()))
+            self._supersede(old, updated)
+        return updated
+
+    def edit(self, memory_id: str, **changes: Any) -> Memory:
+        """Change fields of a memory (summary, details, category, files, priority, pinned, scope excluded)."""
+        memory = self.get(memory_id)
+        if "files" in changes:
+            root = self.root if memory.scope != "user" else None
+            changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)
+        allow_secret = bool(changes.pop("allow_secret", False))
+        updated = validate(memory.with_changes(**changes, updated=self.clock()))
+        if not allow_secret and updated.text != memory.text:
+            check_secret(updated.text)
+        if updated == memory.with_changes(updated=updated.updated):
+            return memory
+        with self._lock():
+            self._write(updated)
+            self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
+        return updated
+
+    def set_status(self, memory_id: str, status: str, reason: str = "") -> Memory:
+        memory = self.get(memory_id)
+        if memory.status == status:
+            return memory
+        with self._lock():
+            updated = self._write(memory.with_changes(status=status, updated=self.clock()))
+            event = {"archived": "archived", "active": "restored"}.get(status, status)
+            self.store.record(
+                [Event(memory.id, event, self.clock(), receipts={"reason": reason} if reason else {})]
+            )
+        return updated
+
+    def archive(self, memory_id: str, reason: str = "") -> Memory:
+        return self.set_status(memory_id, "archived", reason)
+
+    def restore(self, memory_id: str) -> Memory:
+        return self.set_status(memory_id, "active")
+
+    def delete(self, memory_id: str) -> Memory:
+        """Delete a memory for good: its note file too."""
+        memory = self.get(memory_id)
+        with self._lock():
+            path = self._note_path(memory)
+            if path is not None:
+                path.unlink(missing_ok=True)
+            self.store.remove(memory.id)
+        return memory
+
+    def pin(self, memory_id: str, pinned: bool = True) -> Memory:
+        memory = self.get(memory_id)
+        if memory.pinned == pinned:
+            return memory
+        with self._lock():
+            updated = self._write(memory.with_changes(pinned=pinned, updated=self.clock()))
+            self.store.record(
+                [Event(memory.id, "acted", self.clock(), receipts={"via": "pin" if pinned else "unpin"})]
+            )
+        return updated
+
+    def ack(
+        self, memory_id: str, session: str | None = None, turn: int | None = None, via: str = "ack"
+    ) -> Memory:
+        memory = self.get(memory_id)
+        self.store.record([Event(memory.id, "acted", self.clock(), session, turn, {"via": via})])
+        return memory
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        mid = check_id(memory_id)
+        memory = self.store.get(mid)
+        if memory is None:
+            raise NotFoundError(f"no memory {mid}: `tether list --all` shows every id")
+        return memory
+
+    def chain(self, memory: Memory) -> list[Memory]:
+        """What `memory` replaced, oldest last, and what replaced it, newest first."""
+        out: list[Memory] = []
+        seen = {memory.id}
+        for newer in self.store.find(Query(status=None)):
+            if newer.supersedes == memory.id and newer.id not in seen:
+                out.append(newer)
+                seen.add(newer.id)
+        current = memory
+        while current.supersedes and current.supersedes not in seen:
+            older = self.store.get(current.supersedes)
+            if older is None:
+                break
+            out.append(older)
+            seen.add(older.id)
+            current = older
+        return out
+
+    def find(self, query: Query | None = None) -> list[Memory]:
+        return self.store.find(query or Query())
+
+    def links(self, memory: Memory) -> tuple[list[Memory], list[Memory]]:
+        """Memories this one links to, and memories linking to it (by id or by note name)."""
+        outgoing: list[Memory] = []
+        for target in memory.links:
+            found = self._resolve_link(target)
+            if found is not None and found.id != memory.id:
+                outgoing.append(found)
+        path = self._note_path(memory)
+        names = [memory.id, notes.slug(memory.summary)]
+        if path is not None:
+            names.append(path.stem)
+        incoming = [m for mid in self.store.linking(names) if mid != memory.id and (m := self.store.get(mid))]
+        return outgoing, incoming
+
+    def _resolve_link(self, target: str) -> Memory | None:
+        target = target.strip()
+        if len(target) == 8:
+            found = self.store.get(target.lower())
+            if found:
+                return found
+        for path, (mid, _) in self.store.note_refs().items():
+            stem = Path(path).stem
+            if stem == target or stem.split("-", 1)[-1] == target:
+                return self.store.get(mid)
+        return None
+
+    def search(
+        self, query: str, *, limit: int = 10, category: str | None = None, files: Sequence[str] = ()
+    ) -> list[Any]:
+        """Ranked search (full text and semantic, with the recall fusion). Nothing is recorded."""
+        from tether.recall import Recaller
+
+        if category is not None:
+            check_choice("category", category, CATEGORIES)
+        return Recaller(self).search(query, files=list(files), limit=limit, category=category)
+
+    # -- export / import --------------------------------------------------------------------------
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        for memory in self.store.find(Query(status=None)):
+            if memory.scope != "session":
+                yield to_dict(memory)
+
+    def import_lines(self, lines: Iterable[str]) -> tuple[int, int]:
+        """Import JSON lines from `export`. Validates every line before writing any. Returns (new, same)."""
+        incoming: list[Memory] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                incoming.append(from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError, KeyError) as exc:
+                raise ValidationError(
+                    f"line {number}: not a tether memory ({exc}); export with `tether export`"
+                ) from None
+            except ValidationError as exc:
+                raise ValidationError(f"line {number}: {exc}") from None
+        conflicts = []
+        for memory in incoming:
+            existing = self.store.get(memory.id)
+            if existing is not None and to_dict(existing) != to_dict(memory):
+                conflicts.append(memory.id)
+        if conflicts:
+            raise ValidationError(
+                f"{len(conflicts)} id(s) already exist with different content ({', '.join(conflicts[:5])}): "
+                "nothing was imported; remove or edit those memories first"
+            )
+        new = same = 0
+        with self._lock():
+            for memory in incoming:
+                if self.store.get(memory.id) is not None:
+                    same += 1
+                    continue
+                self._notes_dir(memory.scope)
+                self._write(memory)
+                new += 1
+        return new, same
+
+    # -- health -----------------------------------------------------------------------------------
+
+    def doctor(self) -> Doctor:
+        report = Doctor()
+        sync_report = self.sync()
+        for problem in sync_report.problems:
+            report.problems.append(Problem("note", problem.path, problem.problem))
+        report.memories = self.store.count(Query(status=None))
+        report.notes = len(self.store.note_refs())
+        for memory, _ in self.dead_refs():
+            report.problems.append(
+                Problem(
+                    "dead-ref",
+                    memory.id,
+                    f"every file it names is gone ({', '.join(memory.files)}): "
+                    f"`tether edit {memory.id} --file NEW` or `tether rm {memory.id}`",
+                )
+            )
+        missing = len(self.store.missing_vectors(self.embedder.id))
+        if missing:
+            report.problems.append(
+                Problem(
+                    "index",
+                    str(self.paths.index),
+                    f"{missing} memories lack {self.embedder.id} vectors: run `tether reindex`",
+                )
+            )
+        return report
+
+    def dead_refs(self) -> list[tuple[Memory, list[str]]]:
+        """Active memories whose every named path is gone from the work tree."""
+        if self.root is None:
+            return []
+        from tether.repomap import RepoMap
+
+        repo = RepoMap.open(self.root, self.store.conn)
+        out = []
+        for memory in self.store.find(Query(scope="project")):
+            if memory.files and not any(repo.exists(path) for path in memory.files):
+                out.append((memory, list(memory.files)))
+        return out
+
+
+def check_secret(text: str) -> None:
+    from tether.secrets import find_secret
+
+    found = find_secret(text)
+    if found:
+        raise SecretError(
+            f"refused: the text looks like a credential ({found}); remove it, or pass --allow-secret "
+            "if it is not a real secret"
+        )
+
+
+def to_dict(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "summary": memory.summary,
+        "details": memory.details,
+        "category": memory.category,
+        "scope": memory.scope,
+        "files": list(memory.files),
+        "links": list(memory.links),
+        "priority": memory.priority,
+        "pinned": memory.pinned,
+        "origin": memory.origin,
+        "supersedes": memory.supersedes,
+        "status": memory.status,
+        "content_hash": memory.content_hash,
+        "created": _iso(memory.created),
+        "updated": _iso(memory.updated),
+    }
+
+
+def from_dict(data: dict[str, Any]) -> Memory:
+    return validate(
+        Memory(
+            id=str(data["id"]),
+            summary=str(data["summary"]),
+            details=str(data.get("details", "")),
+            category=str(data.get("category", "context")),
+            scope=str(data.get("scope", "project")),
+            files=tuple(data.get("files", ())),
+            priority=str(data.get("priority", "normal")),
+            pinned=bool(data.get("pinned", False)),
+            origin=str(data.get("origin", "user")),
+            supersedes=data.get("supersedes"),
+            status=str(data.get("status", "active")),
+            created=datetime.fromisoformat(str(data["created"]).replace("Z", "+00:00")),
+            updated=datetime.fromisoformat(str(data["updated"]).replace("Z", "+00:00")),
+        )
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def environ_session() -> str | None:
+    return os.environ.get("TETHER_SESSION") or None
