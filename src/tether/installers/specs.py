@@ -1,0 +1,178 @@
+"""What tether installs for each agent: hook events, matchers, timeouts, MCP entries, and how to recognise them.
+
+Event names, matchers and timeout units follow `../shared/reference/agent-integrations.md` (sections 1-4, 7).
+Timeouts are generous ceilings: `tether hook` has an internal deadline well below them and fails open, so a
+timeout only matters when the machine is badly overloaded.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SERVER_NAME = "tether"  # no underscore: Gemini splits MCP tool names `mcp_<server>_<tool>` on `_`
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One hook tether registers: the agent's own event name, a tool matcher (None = all), a timeout."""
+
+    event: str
+    matcher: str | None
+    timeout: int  # in the agent's unit: seconds, except Gemini (milliseconds)
+
+
+# Claude Code (seconds). PostToolUse has no matcher: every tool call records touched files and memory-tool
+# use, and a Read also brings that file's gotchas. SessionEnd only spawns a detached distill worker; its 5 s
+# raises Claude's 1.5 s SessionEnd budget so a cold Python start on a busy machine still gets to detach.
+CLAUDE_HOOKS = (
+    HookSpec("SessionStart", None, 10),
+    HookSpec("UserPromptSubmit", None, 10),
+    HookSpec("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", 5),
+    HookSpec("PostToolUse", None, 5),
+    HookSpec("Stop", None, 10),
+    HookSpec("PreCompact", None, 10),
+    HookSpec("SessionEnd", None, 5),
+)
+
+# Codex CLI (seconds): same wire format as Claude Code. File edits go through `apply_patch` (the matcher
+# aliases Edit/Write match it too); there is no read hook. Codex clamps SessionEnd hooks to 3 s and warns
+# above that. Builds without SessionEnd ignore the unknown event name silently.
+CODEX_HOOKS = (
+    HookSpec("SessionStart", None, 10),
+    HookSpec("UserPromptSubmit", None, 10),
+    HookSpec("PreToolUse", "apply_patch|Edit|Write", 5),
+    HookSpec("PostToolUse", None, 5),
+    HookSpec("Stop", None, 10),
+    HookSpec("PreCompact", None, 10),
+    HookSpec("SessionEnd", None, 3),
+)
+
+# Cursor (seconds). No prompt hook: `beforeSubmitPrompt` cannot inject context, so it is not registered.
+CURSOR_HOOKS = (
+    HookSpec("sessionStart", None, 10),
+    HookSpec("preToolUse", "Edit|Write|MultiEdit", 5),
+    HookSpec("postToolUse", None, 5),
+    HookSpec("stop", None, 10),
+    HookSpec("preCompact", None, 10),
+    HookSpec("sessionEnd", None, 5),
+)
+
+# Gemini CLI (milliseconds). Tool matchers are regular expressions, hence the anchors.
+GEMINI_HOOKS = (
+    HookSpec("SessionStart", None, 10_000),
+    HookSpec("BeforeAgent", None, 10_000),
+    HookSpec("BeforeTool", "^(write_file|replace)$", 5_000),
+    HookSpec("AfterTool", None, 5_000),
+    HookSpec("AfterAgent", None, 10_000),
+    HookSpec("PreCompress", None, 10_000),
+    HookSpec("SessionEnd", None, 5_000),
+)
+
+HOOKS: dict[str, tuple[HookSpec, ...]] = {
+    "claude": CLAUDE_HOOKS,
+    "codex": CODEX_HOOKS,
+    "cursor": CURSOR_HOOKS,
+    "gemini": GEMINI_HOOKS,
+}
+
+# Every event Claude Code dispatches (hooks.md), for validating the plugin's hooks file.
+CLAUDE_EVENTS = frozenset(
+    {
+        "SessionStart",
+        "Setup",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "PreCompact",
+        "PostCompact",
+        "SessionEnd",
+        "CwdChanged",
+        "FileChanged",
+        "MessageDisplay",
+    }
+)
+
+
+def hook_command(command: Sequence[str], agent: str, event: str) -> str:
+    """The shell command an agent runs for one hook, e.g. `tether hook claude PreToolUse`.
+
+    Shell form (not Claude's exec-form `args`) because every agent, and Cursor's loader of Claude hooks,
+    understands it; `shlex.join` quotes an interpreter path with spaces.
+    """
+    return shlex.join([*command, "hook", agent, event])
+
+
+def mcp_entry(agent: str, command: Sequence[str]) -> dict[str, Any]:
+    """The MCP server entry for `tether mcp` (stdio) in the agent's own shape."""
+    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp"]}
+    if agent == "claude":
+        return {"type": "stdio", **entry}
+    return entry
+
+
+_BASENAME = re.compile(r"[^/\\]*$")
+
+
+def _invokes_tether(tokens: Sequence[str], verb: str) -> bool:
+    """True when the argv runs tether's `verb`: `.../tether VERB`, `tether.exe VERB` or `... -m tether VERB`."""
+    for i, token in enumerate(tokens):
+        match = _BASENAME.search(token)
+        name = match.group(0).lower() if match else ""
+        if name in ("tether", "tether.exe"):
+            nxt = i + 1
+        elif token == "-m" and i + 1 < len(tokens) and tokens[i + 1] == "tether":
+            nxt = i + 2
+        else:
+            continue
+        if nxt < len(tokens) and tokens[nxt] == verb:
+            return True
+    return False
+
+
+def _argv(command: object, args: object) -> list[str] | None:
+    if not isinstance(command, str):
+        return None
+    if isinstance(args, list) and all(isinstance(a, str) for a in args) and args:
+        return [command, *args]
+    try:
+        return shlex.split(command)
+    except ValueError:  # unbalanced quotes: certainly not a command tether wrote
+        return None
+
+
+def is_tether_hook(handler: object) -> bool:
+    """Whether a hook handler (Claude/Codex/Gemini handler or Cursor entry) is one tether installed."""
+    if not isinstance(handler, dict):
+        return False
+    argv = _argv(handler.get("command"), handler.get("args"))
+    return argv is not None and _invokes_tether(argv, "hook")
+
+
+def is_tether_server(entry: object) -> bool:
+    """Whether an MCP server entry runs `tether mcp` (in any spelling: `uvx tether mcp`, `python -m tether mcp`)."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    if not isinstance(command, str):
+        return False
+    if (
+        isinstance(args, list)
+        and all(isinstance(a, str) for a in args)
+        and _invokes_tether([command, *args], "mcp")
+    ):
+        return True
+    argv = _argv(command, None)
+    return argv is not None and _invokes_tether(argv, "mcp")
