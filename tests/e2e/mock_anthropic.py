@@ -14,22 +14,22 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
-Block = dict[str, Any]
-Turn = list[Block]
-# A script is a list of turns replayed in order, or a function choosing the turn from the request body;
-# returning None (or running out of turns) answers with the final text.
-ScriptFn = Callable[[dict[str, Any]], "Turn | None"]
-Script = Sequence[Turn] | ScriptFn
+from .scripted_server import (
+    FINAL_TEXT,
+    Answer,
+    Block,
+    LoggedRequest,
+    Script,
+    ScriptedServer,
+    Turn,
+    estimate_tokens,
+    sse,
+)
 
-FINAL_TEXT = "All done."
+__all__ = ["FINAL_TEXT", "LoggedRequest", "MockAnthropic", "Script", "Turn"]
 
 
 def text(value: str) -> Block:
@@ -45,17 +45,6 @@ def tool_use(name: str, tool_input: dict[str, Any], tool_id: str | None = None) 
         "name": name,
         "input": tool_input,
     }
-
-
-@dataclass(frozen=True)
-class LoggedRequest:
-    """One HTTP request as received: method, path (with query), headers and the parsed JSON body."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    status: int
 
 
 # ---------------------------------------------------------------- helpers to read what the agent sent
@@ -126,97 +115,29 @@ def message_after_tool_result(body: dict[str, Any], tool_id: str) -> dict[str, A
 # ---------------------------------------------------------------- the server
 
 
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+class MockAnthropic(ScriptedServer):
+    """The Messages API: ``POST /v1/messages`` (streaming or not), ``count_tokens``, 404 for the rest."""
 
-
-def _estimate_tokens(body: Any) -> int:
-    # Roughly 4 characters a token: enough for the CLI's context bookkeeping, which only needs a number.
-    return max(1, len(json.dumps(body)) // 4)
-
-
-class MockAnthropic:
-    """Serve a scripted model on ``http://127.0.0.1:<port>``; use as a context manager or start()/stop()."""
+    name = "mock-anthropic"
 
     def __init__(self, script: Script, *, final_text: str = FINAL_TEXT) -> None:
-        self._script = script
-        self._final_text = final_text
-        self._turns: Iterator[Turn] | None = None if callable(script) else iter(list(script))
-        self._lock = threading.Lock()
-        self._log: list[LoggedRequest] = []
+        super().__init__(script, final_text=final_text)
         self._message_ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self.errors: list[str] = []
-
-    # lifecycle
-
-    def start(self) -> MockAnthropic:
-        server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="mock-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> MockAnthropic:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """Base URL for ANTHROPIC_BASE_URL (no trailing slash, no /v1)."""
-        if self._server is None:
-            raise RuntimeError("MockAnthropic is not started; call start() or use it as a context manager")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    # what was received
-
-    @property
-    def requests(self) -> list[LoggedRequest]:
-        """Every request received, in arrival order (a copy)."""
-        with self._lock:
-            return list(self._log)
 
     @property
     def message_bodies(self) -> list[dict[str, Any]]:
         """Bodies of the POST /v1/messages requests (model turns), in arrival order."""
-        return [
-            r.body
-            for r in self.requests
-            if r.method == "POST" and r.path.split("?")[0] == "/v1/messages" and isinstance(r.body, dict)
-        ]
+        return self.bodies("POST", "/v1/messages")
 
-    # answering
-
-    def _record(self, request: LoggedRequest) -> None:
-        with self._lock:
-            self._log.append(request)
-
-    def next_turn(self, body: dict[str, Any]) -> Turn:
-        """The assistant turn answering this request: the script's next one, else the final text."""
-        with self._lock:
-            if self._turns is None:
-                assert callable(self._script)
-                turn = self._script(body)
-            else:
-                turn = next(self._turns, None)
-        if not turn:
-            return [text(self._final_text)]
-        return [dict(block) for block in turn]
+    def respond(self, method: str, route: str, body: Any) -> Answer:
+        if method == "POST" and route == "/v1/messages" and isinstance(body, dict):
+            message = self.message(body, self.next_turn(body) or [text(self.final_text)])
+            if body.get("stream"):
+                return Answer(200, self.sse(message), "text/event-stream")
+            return Answer.json(200, message)
+        if method == "POST" and route == "/v1/messages/count_tokens":
+            return Answer.json(200, {"input_tokens": estimate_tokens(body)})
+        return self.error_answer(404, "not_found_error", f"mock: no route {method} {route}")
 
     def message(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in turn) else "end_turn"
@@ -229,8 +150,8 @@ class MockAnthropic:
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": _estimate_tokens(body.get("messages", [])),
-                "output_tokens": _estimate_tokens(turn),
+                "input_tokens": estimate_tokens(body.get("messages", [])),
+                "output_tokens": estimate_tokens(turn),
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
             },
@@ -240,7 +161,7 @@ class MockAnthropic:
         """The full Messages API event stream for one assistant message."""
         start = dict(message, content=[], stop_reason=None)
         start["usage"] = dict(message["usage"], output_tokens=1)
-        events = [_sse("message_start", {"type": "message_start", "message": start})]
+        events = [sse("message_start", {"type": "message_start", "message": start})]
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
                 opening: Block = {"type": "text", "text": ""}
@@ -250,87 +171,17 @@ class MockAnthropic:
                 delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
             else:
                 raise ValueError(f"scripted block type {block['type']!r} is not text or tool_use")
-            events.append(
-                _sse(
-                    "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": opening},
-                )
-            )
-            events.append(_sse("ping", {"type": "ping"}))
-            events.append(
-                _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-            )
-            events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-        events.append(
-            _sse(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                    "usage": {"output_tokens": message["usage"]["output_tokens"]},
-                },
-            )
-        )
-        events.append(_sse("message_stop", {"type": "message_stop"}))
+            start_event = {"type": "content_block_start", "index": index, "content_block": opening}
+            events.append(sse("content_block_start", start_event))
+            events.append(sse("ping", {"type": "ping"}))
+            delta_event = {"type": "content_block_delta", "index": index, "delta": delta}
+            events.append(sse("content_block_delta", delta_event))
+            events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        message_delta = {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+        }
+        events.append(sse("message_delta", message_delta))
+        events.append(sse("message_stop", {"type": "message_stop"}))
         return b"".join(events)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    # socketserver's default backlog of 5 resets connections when the agent opens several at once.
-    request_queue_size = 64
-
-
-def _handler_for(mock: MockAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # the request log replaces stderr noise
-            pass
-
-        def _body(self) -> Any:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not raw:
-                return None
-            try:
-                return json.loads(raw)
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
-        def _respond(self, body: Any) -> tuple[int, bytes, str]:
-            route = self.path.split("?")[0].rstrip("/")
-            if self.command == "POST" and route == "/v1/messages" and isinstance(body, dict):
-                message = mock.message(body, mock.next_turn(body))
-                if body.get("stream"):
-                    return 200, mock.sse(message), "text/event-stream"
-                return 200, json.dumps(message).encode(), "application/json"
-            if self.command == "POST" and route == "/v1/messages/count_tokens":
-                return 200, json.dumps({"input_tokens": _estimate_tokens(body)}).encode(), "application/json"
-            error = {"type": "not_found_error", "message": f"mock: no route {self.command} {route}"}
-            return 404, json.dumps({"type": "error", "error": error}).encode(), "application/json"
-
-        def _handle(self) -> None:
-            body = self._body() if self.command == "POST" else None
-            try:
-                status, payload, content_type = self._respond(body)
-            except Exception as exc:
-                # A script bug: answer 400, which the agent does not retry, and keep the error for the test.
-                mock.errors.append(f"{type(exc).__name__}: {exc}")
-                error = {"type": "invalid_request_error", "message": f"mock script failed: {exc}"}
-                status, content_type = 400, "application/json"
-                payload = json.dumps({"type": "error", "error": error}).encode()
-            # Logged before answering, so whoever got the answer also sees the request in the log.
-            mock._record(LoggedRequest(self.command, self.path, dict(self.headers), body, status))
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("request-id", f"req_mock_{uuid.uuid4().hex[:12]}")
-            if content_type == "text/event-stream":
-                self.send_header("Cache-Control", "no-cache")
-            self.end_headers()
-            self.wfile.write(payload)
-
-        do_GET = do_POST = do_PUT = do_DELETE = _handle
-
-    return Handler
