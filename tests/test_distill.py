@@ -1,0 +1,564 @@
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.distill import DistillError, distill_session, parse_facts, spawn_detached
+from tether.llm import AnthropicProvider, LLMProvider, OpenAIProvider, provider_from_env
+from tether.memory import Memory, content_hash
+from tether.transcript import Event, build_digest, read_transcript
+
+GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+
+# ---------------------------------------------------------------- a loopback LLM endpoint
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # dict → JSON; str → sent as is
+    delay: float = 0.0
+
+
+@dataclass
+class FakeLLM:
+    """A stdlib HTTP server on 127.0.0.1 that speaks both APIs and records every request."""
+
+    url: str = ""
+    replies: list[Reply] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def facts(self, facts: list[dict[str, Any]], api: str = "anthropic") -> None:
+        text = json.dumps({"facts": facts})
+        if api == "anthropic":
+            body: dict[str, Any] = {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+            }
+        else:
+            body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+        self.replies.append(Reply(body=body))
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    fake = FakeLLM()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length))
+            fake.requests.append(
+                {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+            )
+            reply = fake.replies.pop(0) if fake.replies else Reply(500, {"error": {"message": "no reply"}})
+            if reply.delay:
+                time.sleep(reply.delay)
+            data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+            try:
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data.encode())))
+                self.end_headers()
+                self.wfile.write(data.encode())
+            except OSError:
+                pass  # the client gave up (timeout test)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+def anthropic(llm: FakeLLM, timeout: float = 5.0) -> AnthropicProvider:
+    return AnthropicProvider(api_key="test-key", model="claude-test", base_url=llm.url, timeout=timeout)
+
+
+def openai(llm: FakeLLM, key: str | None = "sk-local", timeout: float = 5.0) -> OpenAIProvider:
+    return OpenAIProvider(model="qwen-test", base_url=f"{llm.url}/v1", api_key=key, timeout=timeout)
+
+
+# ---------------------------------------------------------------- transcripts and a store
+
+
+def user(text: str, cwd: str = "/repo", **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "cwd": cwd,
+        "message": {"role": "user", "content": text},
+        **extra,
+    }
+
+
+def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": "s1",
+        "cwd": "/repo",
+        "message": {"role": "assistant", "content": list(blocks)},
+    }
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool(name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
+
+
+def append(path: Path, *entries: dict[str, Any] | str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        for entry in entries:
+            handle.write((entry if isinstance(entry, str) else json.dumps(entry)) + "\n")
+
+
+@dataclass
+class Store:
+    """Stands in for the core's store through the three callbacks distill is given."""
+
+    memories: list[Memory] = field(default_factory=list)
+    near: set[str] = field(default_factory=set)  # texts the store calls near-duplicates
+
+    def existing(self, digest: str) -> bool:
+        return any(m.content_hash == digest for m in self.memories)
+
+    def similar(self, value: str) -> bool:
+        return any(phrase in value for phrase in self.near)
+
+    def sink(self, memory: Memory) -> None:
+        self.memories.append(memory)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "db.py").write_text("x = 1\n")
+    path = tmp_path / "s1.jsonl"
+    append(
+        path,
+        user("the migration test is flaky, fix it", cwd=str(repo)),
+        assistant(tool("Read", file_path=str(repo / "src" / "db.py"))),
+        assistant(text("The test shares one sqlite file; I will give each test its own.")),
+        user("good. always use tmp_path for databases in tests", cwd=str(repo)),
+        {"type": "file-history-snapshot", "snapshot": {}},
+    )
+    return path
+
+
+def run(session: Path, tmp_path: Path, provider: LLMProvider, store: Store, **kw: Any) -> Any:
+    return distill_session(
+        session,
+        tmp_path / "state",
+        provider=provider,
+        existing=store.existing,
+        similar=store.similar,
+        sink=store.sink,
+        root=session.parent / "repo",
+        **kw,
+    )
+
+
+FACT = {
+    "summary": "Tests must use tmp_path for SQLite files",
+    "details": "A shared file made the migration test flaky.",
+    "category": "gotcha",
+    "files": ["src/db.py", "src/made_up.py"],
+}
+
+# ---------------------------------------------------------------- distill_session
+
+
+def test_anthropic_facts_become_distilled_memories(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts([FACT, {"summary": "User wants terse commit messages", "category": "pref"}])
+    report = run(session, tmp_path, anthropic(llm), store)
+
+    (request,) = llm.requests
+    assert request["path"] == "/v1/messages"
+    assert request["headers"]["x-api-key"] == "test-key"
+    assert request["headers"]["anthropic-version"] == "2023-06-01"
+    assert request["body"]["model"] == "claude-test"
+    prompt = request["body"]["messages"][0]["content"]
+    assert "always use tmp_path" in prompt and "[Read src/db.py]" in prompt
+    assert "gotcha" in request["body"]["system"] and "context:" not in request["body"]["system"]
+
+    assert [m.summary for m in store.memories] == [FACT["summary"], "User wants terse commit messages"]
+    gotcha = store.memories[0]
+    assert (gotcha.origin, gotcha.category, gotcha.scope) == ("distilled", "gotcha", "project")
+    assert gotcha.files == ("src/db.py",)  # the invented path is dropped
+    assert report.written == store.memories and report.end == session.stat().st_size
+
+    # Nothing new in the transcript: no second call, nothing written.
+    again = run(session, tmp_path, anthropic(llm), store)
+    assert len(llm.requests) == 1 and not again.called_llm and again.written == []
+
+
+def test_openai_compatible_endpoint(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts([FACT], api="openai")
+    run(session, tmp_path, openai(llm), store)
+    (request,) = llm.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer sk-local"
+    assert [m["role"] for m in request["body"]["messages"]] == ["system", "user"]
+    assert [m.summary for m in store.memories] == [FACT["summary"]]
+
+
+def test_openai_without_key_sends_no_authorization(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    llm.facts([], api="openai")
+    report = run(session, tmp_path, openai(llm, key=None), Store())
+    assert "authorization" not in llm.requests[0]["headers"]
+    assert report.called_llm and report.written == []
+
+
+def test_never_more_than_three(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts([{"summary": f"Fact number {i}", "category": "decision"} for i in range(5)])
+    report = run(session, tmp_path, anthropic(llm), store)
+    assert [m.summary for m in store.memories] == ["Fact number 0", "Fact number 1", "Fact number 2"]
+    assert report.proposed == 5 and len(report.dropped) == 2
+
+
+def test_duplicates_are_dropped(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    old = Memory(id="0000aaaa", summary="Use uv, not pip", details="")
+    store = Store(memories=[old], near={"Run ruff"})
+    llm.facts(
+        [
+            {"summary": "  use UV,   not pip ", "category": "pref"},  # same content hash as `old`
+            {"summary": "Run ruff before every commit please", "category": "pref"},  # near-duplicate
+            {"summary": "Pin numpy below 3", "category": "decision"},
+            {"summary": "pin numpy below 3", "category": "decision"},  # duplicate within the reply
+        ]
+    )
+    report = run(session, tmp_path, anthropic(llm), store)
+    assert [m.summary for m in store.memories] == ["Use uv, not pip", "Pin numpy below 3"]
+    reasons = [reason for _, reason in report.dropped]
+    assert reasons == [
+        "duplicate of an existing memory",
+        "near-duplicate of an existing memory",
+        "duplicate of an existing memory",
+    ]
+    assert content_hash("  use UV,   not pip ") == old.content_hash
+
+
+def test_secrets_are_redacted_or_dropped(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    append(session, user(f"the CI token is {GITHUB}, keep it out of logs"))
+    leaky = {"summary": f"CI uses token {GITHUB}", "details": "password: hunter22", "category": "gotcha"}
+    llm.facts([leaky])
+    store = Store()
+    report = run(session, tmp_path, anthropic(llm), store)
+    assert GITHUB not in json.dumps(llm.requests[0]["body"])  # the digest is redacted before it leaves
+    (memory,) = store.memories
+    assert memory.summary == "CI uses token [REDACTED:GitHub token]"
+    assert memory.details == "password: [REDACTED:password assignment]"
+    assert report.redacted == 1
+
+    append(session, user("one more thing"))
+    llm.facts([leaky])
+    dropped = run(session, tmp_path, anthropic(llm), store, on_secret="drop")
+    assert dropped.written == [] and "credential" in dropped.dropped[0][1]
+    assert len(store.memories) == 1
+
+
+def test_categories_are_allow_listed(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts([{"summary": "Project uses FastAPI", "category": "context"}, FACT])
+    report = run(session, tmp_path, anthropic(llm), store)
+    assert [m.category for m in store.memories] == ["gotcha"]
+    assert report.dropped == [("Project uses FastAPI", "category 'context' is not allowed")]
+
+    append(session, user("more"))
+    llm.facts([{"summary": "Project uses FastAPI", "category": "context"}])
+    run(session, tmp_path, anthropic(llm), store, categories=("context",))
+    assert [m.category for m in store.memories] == ["gotcha", "context"]
+
+
+def offset_files(tmp_path: Path) -> list[Path]:
+    state = tmp_path / "state"
+    return sorted(state.glob("*.json")) if state.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            Reply(500, {"type": "error", "error": {"type": "api_error", "message": "overloaded"}}),
+            "HTTP 500: overloaded",
+        ),
+        (Reply(401, {"error": {"message": "invalid x-api-key"}}), "check ANTHROPIC_API_KEY"),
+        (Reply(404, "<html>not found</html>"), "check the model name"),
+        (Reply(200, "this is not json"), "not JSON"),
+        (Reply(200, {"content": []}), "no text content"),
+        (Reply(200, {"content": [{"type": "text", "text": "Sure! Here are some facts."}]}), "no JSON"),
+        (Reply(200, {"content": [{"type": "text", "text": '{"facts": {"summary": "x"}}'}]}), '"facts" list'),
+    ],
+)
+def test_errors_write_nothing_and_keep_the_offset(
+    llm: FakeLLM, session: Path, tmp_path: Path, reply: Reply, message: str
+) -> None:
+    store = Store()
+    llm.replies.append(reply)
+    with pytest.raises(DistillError, match=message):
+        run(session, tmp_path, anthropic(llm), store)
+    assert store.memories == []
+    assert offset_files(tmp_path) == []
+    # The next run retries the same part of the session, and succeeds.
+    llm.facts([FACT])
+    run(session, tmp_path, anthropic(llm), store)
+    assert [m.summary for m in store.memories] == [FACT["summary"]]
+    assert "always use tmp_path" in llm.requests[1]["body"]["messages"][0]["content"]
+
+
+def test_slow_reply_times_out(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.replies.append(Reply(body={"content": [{"type": "text", "text": '{"facts": []}'}]}, delay=3.0))
+    started = time.monotonic()
+    with pytest.raises(DistillError, match=r"no reply within 0\.5s"):
+        run(session, tmp_path, openai(llm, timeout=0.5), store)
+    assert time.monotonic() - started < 2.5
+    assert store.memories == [] and offset_files(tmp_path) == []
+
+
+def test_unreachable_endpoint(session: Path, tmp_path: Path) -> None:
+    provider = AnthropicProvider(api_key="k", base_url="http://127.0.0.1:9", timeout=2)
+    with pytest.raises(DistillError, match="cannot reach"):
+        run(session, tmp_path, provider, Store())
+
+
+def test_sink_failure_keeps_the_offset(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    def broken_sink(memory: Memory) -> None:
+        raise OSError("disk full")
+
+    llm.facts([FACT])
+    with pytest.raises(OSError):
+        distill_session(
+            session,
+            tmp_path / "state",
+            provider=anthropic(llm),
+            existing=lambda _: False,
+            similar=lambda _: False,
+            sink=broken_sink,
+        )
+    assert offset_files(tmp_path) == []
+
+
+def test_reads_incrementally_and_leaves_a_partial_line(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts([])
+    first = run(session, tmp_path, anthropic(llm), store)
+    size = session.stat().st_size
+    assert first.end == size
+
+    append(session, user("from now on, prefer httpx over requests"))
+    complete = session.stat().st_size
+    with session.open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "user", "message": {"content": "half a li')  # still being written
+    llm.facts([{"summary": "Prefer httpx over requests", "category": "pref"}])
+    second = run(session, tmp_path, anthropic(llm), store)
+    assert (second.start, second.end) == (size, complete)
+    prompt = llm.requests[1]["body"]["messages"][0]["content"]
+    assert "prefer httpx" in prompt and "migration test is flaky" not in prompt
+    (state,) = offset_files(tmp_path)
+    assert json.loads(state.read_text())["offset"] == complete
+
+
+def test_only_tool_noise_advances_without_calling_the_model(
+    llm: FakeLLM, session: Path, tmp_path: Path
+) -> None:
+    llm.facts([])
+    run(session, tmp_path, anthropic(llm), Store())
+    append(session, assistant(tool("Bash", command="ls")), {"type": "progress"})
+    report = run(session, tmp_path, anthropic(llm), Store())
+    assert not report.called_llm and report.end == session.stat().st_size and len(llm.requests) == 1
+
+
+def test_lines_that_are_not_json_are_skipped_counted_and_logged(
+    llm: FakeLLM, session: Path, tmp_path: Path
+) -> None:
+    append(session, "this is not json", "[1, 2]", user("and use ruff"))
+    logged: list[str] = []
+    llm.facts([])
+    report = run(session, tmp_path, anthropic(llm), Store(), log=logged.append)
+    assert report.skipped_lines == 2
+    assert len(logged) == 2 and all(str(session) in line for line in logged)
+    assert "and use ruff" in llm.requests[0]["body"]["messages"][0]["content"]
+
+
+def test_invalid_category_setting_is_refused(session: Path, tmp_path: Path, llm: FakeLLM) -> None:
+    from tether.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="invalid distill category 'tips'"):
+        run(session, tmp_path, anthropic(llm), Store(), categories=("tips",))
+    assert llm.requests == []
+
+
+def test_a_second_worker_on_the_same_session_backs_off(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    from tether.distill import _state_name
+
+    state = tmp_path / "state"
+    state.mkdir()
+    with (state / _state_name(session)).with_suffix(".lock").open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        report = run(session, tmp_path, anthropic(llm), Store())
+    assert "another distill run" in report.note and llm.requests == []
+
+
+# ---------------------------------------------------------------- transcript reading and the digest
+
+
+def test_read_transcript_extracts_prompts_text_and_files(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    append(
+        path,
+        user("fix it"),
+        user("<command-name>/clear</command-name>"),
+        user("meta text", isMeta=True),
+        assistant({"type": "thinking", "thinking": "hmm", "signature": "x"}, text("Looking.")),
+        assistant(tool("Edit", file_path="/repo/src/a.py", old_string="a", new_string="b")),
+        assistant(tool("Read", file_path="/repo/src/b.py")),
+        {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "is_error": True, "content": "E: boom"}
+                ]
+            },
+        },
+        user("=== Project memory (auto-recalled) ===\n- [abcd1234] something"),
+        {"type": "ai-title", "aiTitle": "x"},
+        {"type": "brand-new-type", "whatever": 1},
+    )
+    chunk = read_transcript(path, 0)
+    assert [(e.kind, e.text or e.path) for e in chunk.events] == [
+        ("user", "fix it"),
+        ("assistant", "Looking."),
+        ("tool", "/repo/src/a.py"),
+        ("tool", "/repo/src/b.py"),
+        ("tool_error", "E: boom"),
+    ]
+    assert chunk.files == ["/repo/src/a.py", "/repo/src/b.py"]
+    assert (chunk.session_id, chunk.cwd, chunk.skipped) == ("s1", "/repo", 0)
+
+
+def test_digest_is_bounded_and_keeps_recent_and_early_prompts() -> None:
+    events = [Event("user", "always squash merge, never rebase")]
+    for i in range(400):
+        events.append(Event("assistant", f"step {i} " + "x" * 100))
+        events.append(Event("tool", "", tool="Edit", path=f"/repo/src/m{i % 7}.py"))
+    events.append(Event("user", "last question: why does it fail?"))
+    digest = build_digest(events, max_chars=4_000, root="/repo")
+    assert len(digest) <= 4_000
+    assert digest.startswith("Files touched: src/m")
+    assert "always squash merge" in digest  # an early prompt survives
+    assert "last question" in digest and "step 399" in digest
+    assert "step 10 " not in digest and "omitted" in digest
+
+
+def test_digest_shortens_a_huge_prompt_but_keeps_its_end() -> None:
+    digest = build_digest([Event("user", "trace line\n" * 2_000 + "why does this fail?")])
+    assert len(digest) < 1_400 and digest.endswith("why does this fail?")
+
+
+# ---------------------------------------------------------------- replies and configuration
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"facts": [{"summary": "A"}]}',
+        '```json\n{"facts": [{"summary": "A"}]}\n```',
+        '<think>{"facts": []} maybe</think>\nHere you go: [{"summary": "A"}, "junk"]',
+        '{"memories": [{"summary": "A"}]}',
+    ],
+)
+def test_parse_facts_tolerates_wrapping(reply: str) -> None:
+    assert parse_facts(reply) == [{"summary": "A"}]
+
+
+def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    long = "When the nightly job " + "really " * 30 + "fails, rerun it"
+    llm.facts([{"summary": long, "details": "Because.", "category": "gotcha"}])
+    store = Store()
+    run(session, tmp_path, anthropic(llm), store)
+    (memory,) = store.memories
+    assert len(memory.summary) <= 160 and memory.summary.endswith("…")
+    assert memory.details == f"{long}\n\nBecause."
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"ANTHROPIC_API_KEY": "k"}, "anthropic:claude-haiku-4-5"),
+        ({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_MODEL": "m"}, "anthropic:m"),
+        ({"TETHER_DISTILL_PROVIDER": "openai"}, "openai:gpt-4o-mini"),
+        ({"TETHER_DISTILL_PROVIDER": "ollama", "TETHER_DISTILL_MODEL": "qwen3"}, "openai:qwen3"),
+    ],
+)
+def test_provider_from_env(env: dict[str, str], expected: str) -> None:
+    assert provider_from_env(env).name == expected
+
+
+def test_provider_from_env_base_url_and_errors() -> None:
+    provider = provider_from_env({"TETHER_DISTILL_PROVIDER": "ollama", "TETHER_DISTILL_MODEL": "q"})
+    assert isinstance(provider, OpenAIProvider) and provider.base_url == "http://localhost:11434/v1"
+    custom = provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_BASE_URL": "http://gw:1"})
+    assert isinstance(custom, AnthropicProvider) and custom.base_url == "http://gw:1"
+    with pytest.raises(DistillError, match="ANTHROPIC_API_KEY is not set"):
+        provider_from_env({"TETHER_DISTILL_PROVIDER": "anthropic"})
+    with pytest.raises(DistillError, match="unknown distill provider 'gemini'"):
+        provider_from_env({"TETHER_DISTILL_PROVIDER": "gemini"})
+    with pytest.raises(DistillError, match="TETHER_DISTILL_TIMEOUT='soon'"):
+        provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_TIMEOUT": "soon"})
+
+
+# ---------------------------------------------------------------- the detached worker
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+def test_spawn_detached_returns_at_once_while_the_child_keeps_running(tmp_path: Path) -> None:
+    done = tmp_path / "done.txt"
+    child = (
+        "import os, sys, time; time.sleep(1.5); "
+        f"open({str(done)!r}, 'w').write(str(os.getsid(0))); print('child finished')"
+    )
+    started = time.monotonic()
+    spawn_detached([sys.executable, "-c", child], tmp_path / "logs" / "distill.log")
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.5, elapsed
+    assert not done.exists()  # still sleeping after we returned
+    deadline = time.monotonic() + 20
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.exists(), "the detached child never finished"
+    time.sleep(0.2)  # let the child flush stdout
+    assert int(done.read_text()) != os.getsid(0)  # its own session: no terminal, outside the hook's group
+    assert "child finished" in (tmp_path / "logs" / "distill.log").read_text()
