@@ -1,0 +1,465 @@
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tether.errors import TetherError
+from tether.repomap import MAX_COMMIT_FILES, Change, Commit, RepoMap, collapse_renames
+from tether.sqlite_repomap import RepoMapTables, migrate_repomap
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The machine's own git config must not change what the tests see.
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+class Repo:
+    """A real git repository in tmp_path, with deterministic commit dates."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.clock = 1_700_000_000
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_DATE": f"@{self.clock} +0000",
+            "GIT_COMMITTER_DATE": f"@{self.clock} +0000",
+        }
+        proc = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=self.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return proc.stdout.strip()
+
+    def write(self, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            target = self.path / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+    def commit(self, files: dict[str, str] | None = None, msg: str = "change") -> str:
+        self.write(files or {})
+        self.git("add", "-A")
+        self.clock += 60
+        self.git("commit", "-q", "--allow-empty", "-m", msg)
+        return self.git("rev-parse", "HEAD")
+
+    def touch(self, *paths: str) -> str:
+        """One commit changing each of `paths` (new content every time)."""
+        return self.commit({p: f"{p} at {self.clock}\n" for p in paths})
+
+
+def open_map(root: Path, db: Path) -> RepoMap:
+    conn = sqlite3.connect(db)
+    migrate_repomap(conn)
+    return RepoMap.open(root, conn)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "index.db"
+
+
+def dump(rm: RepoMap) -> tuple[list[tuple[str, int, int]], list[tuple[str, str, int]]]:
+    conn = rm.tables.conn
+    paths = conn.execute("SELECT path, changes, present FROM repomap_paths ORDER BY path").fetchall()
+    pairs = conn.execute(
+        "SELECT pa.path, pb.path, r.n FROM repomap_pairs r JOIN repomap_paths pa ON pa.id = r.a "
+        "JOIN repomap_paths pb ON pb.id = r.b ORDER BY 1, 2"
+    ).fetchall()
+    return paths, pairs
+
+
+# -- schema ------------------------------------------------------------------------------------------
+
+
+def test_migration_creates_everything_and_is_idempotent(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    migrate_repomap(conn)
+    migrate_repomap(conn)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"repomap_state", "repomap_paths", "repomap_pairs", "repomap_imports"} <= names
+
+
+def test_missing_tables_say_what_to_do(tmp_path: Path) -> None:
+    rm = RepoMap.open(tmp_path, sqlite3.connect(tmp_path / "empty.db"))
+    with pytest.raises(TetherError, match="tether reindex"):
+        rm.fan_in("a.py")
+
+
+# -- files -------------------------------------------------------------------------------------------
+
+
+def test_git_files_are_tracked_plus_untracked_not_ignored(repo: Repo, db: Path) -> None:
+    repo.commit(
+        {
+            ".gitignore": "build/\n*.log\n",
+            "src/app.py": "x = 1\n",
+            "gone.py": "",
+            ".tether/memories/abcd1234.md": "note\n",
+        }
+    )
+    repo.write({"new.py": "", "build/out.o": "", "debug.log": "", "docs/guide.md": ""})
+    (repo.path / "gone.py").unlink()  # deleted in the work tree, still in the index
+    rm = open_map(repo.path, db)
+    report = rm.refresh()
+    assert report.files == 4
+    assert rm.tables.present_paths() == {".gitignore", "src/app.py", "new.py", "docs/guide.md"}
+    assert rm.is_git()
+    assert rm.exists("src/app.py") and rm.exists("./src//app.py") and rm.exists(str(repo.path / "new.py"))
+    assert rm.exists("src/") and rm.exists("docs/")
+    assert not rm.exists("gone.py")
+    assert not rm.exists("build/") and not rm.exists("sr/")
+    assert not rm.exists("../outside.py")
+
+
+def test_ignored_files_present_at_refresh_do_not_exist(repo: Repo, db: Path) -> None:
+    repo.commit({".gitignore": "*.log\n"})
+    repo.write({"old.log": ""})
+    os.utime(repo.path / "old.log", (1_000_000, 1_000_000))
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    # ctime, not mtime, says when it appeared; it was there before the refresh.
+    assert not rm.exists("old.log")
+
+
+def test_exists_sees_files_created_or_deleted_since_refresh(repo: Repo, db: Path) -> None:
+    repo.commit({"a.py": "", "b.py": ""})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    (repo.path / "b.py").unlink()
+    repo.write({"fresh/c.py": ""})
+    assert not rm.exists("b.py")
+    assert rm.exists("fresh/c.py") and rm.exists("fresh/")
+    assert rm.exists("a.py")
+
+
+def test_plain_directory(tmp_path: Path, db: Path) -> None:
+    root = tmp_path / "plain"
+    for rel in [
+        "main.py",
+        "pkg/__init__.py",
+        "pkg/util.py",
+        ".env.example",
+        "node_modules/lib/index.js",
+        ".venv/lib/site.py",
+        "__pycache__/main.cpython-311.pyc",
+        ".hidden/secret.txt",
+        ".tether/memories/x.md",
+    ]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("from pkg import util\n" if rel == "main.py" else "")
+    rm = open_map(root, db)
+    report = rm.refresh()
+    assert (report.files, report.new_commits, report.renames) == (4, 0, [])
+    assert rm.tables.present_paths() == {"main.py", "pkg/__init__.py", "pkg/util.py", ".env.example"}
+    assert not rm.is_git()
+    assert rm.fan_in("pkg/util.py") == 1
+    assert rm.neighbours("main.py") == []
+    assert not rm.exists("node_modules/")
+    # A second refresh of an unchanged directory changes nothing.
+    assert rm.refresh() == report.__class__([], 0, False, 4)
+
+
+def test_empty_repo_lists_untracked_files(repo: Repo, db: Path) -> None:
+    repo.write({"a.py": "import b\n", "b.py": ""})
+    rm = open_map(repo.path, db)
+    report = rm.refresh()
+    assert (report.files, report.new_commits) == (2, 0)
+    assert rm.is_git() and rm.fan_in("b.py") == 1
+
+
+def test_lookups_need_no_git(repo: Repo, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.touch("a.py", "b.py")
+    repo.touch("a.py", "b.py")
+    open_map(repo.path, db).refresh()
+    monkeypatch.setenv("PATH", "")  # any git call would now fail
+    rm = open_map(repo.path, db)
+    assert rm.is_git() and rm.exists("a.py")
+    assert rm.neighbours("a.py") == [("b.py", 1.0)]
+    assert rm.fan_in("a.py") == 0
+
+
+# -- renames -----------------------------------------------------------------------------------------
+
+
+def test_git_mv_is_reported_once(repo: Repo, db: Path) -> None:
+    repo.commit({"a.py": "alpha\n" * 20, "keep.py": ""})
+    rm = open_map(repo.path, db)
+    assert rm.refresh().renames == []  # first build: nothing to follow yet
+    repo.git("mv", "a.py", "b.py")
+    repo.commit()
+    report = rm.refresh()
+    assert (report.renames, report.new_commits, report.rebuilt) == ([("a.py", "b.py")], 1, False)
+    assert rm.refresh().renames == []
+    assert rm.exists("b.py") and not rm.exists("a.py")
+
+
+def test_chained_and_edited_renames_collapse(repo: Repo, db: Path) -> None:
+    body = "".join(f"line {i}\n" for i in range(30))
+    repo.commit({"a.py": body, "x/old.py": body.upper()})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    repo.git("mv", "a.py", "b.py")
+    repo.commit()
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "b.py", "lib/c.py")
+    repo.commit({"lib/c.py": body + "one more line\n"})  # rename + edit in one commit
+    repo.git("mv", "x/old.py", "x/new.py")
+    repo.commit({"x/new.py": body.upper().replace("LINE 3\n", "LINE THREE\n")})
+    report = rm.refresh()
+    assert report.renames == [("a.py", "lib/c.py"), ("x/old.py", "x/new.py")]
+    assert report.new_commits == 3
+
+
+def test_cochange_follows_renames(repo: Repo, db: Path) -> None:
+    repo.commit({"a.py": "".join(f"a{i}\n" for i in range(30)), "x.py": "x\n"})
+    repo.touch("x.py")
+    repo.commit({"a.py": "".join(f"a{i}\n" for i in range(31)), "x.py": "x2\n"})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    assert rm.neighbours("x.py") == [("a.py", 2 / 3)]
+    repo.git("mv", "a.py", "b.py")
+    repo.commit()
+    rm.refresh()
+    assert rm.neighbours("x.py") == [("b.py", 2 / 3)]
+    assert rm.neighbours("b.py") == [("x.py", 2 / 3)]  # b.py: 2 changes as a.py + the rename
+    assert rm.neighbours("a.py") == []
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        ([[("a", "b")], [("b", "c")]], [("a", "c")]),
+        ([[("a", "b")], [("b", "a")]], []),
+        ([[("a", "b"), ("b", "a")]], [("a", "b"), ("b", "a")]),  # a swap in one commit
+        ([[("a", "b")], [("c", "a")], [("b", "d")]], [("a", "d"), ("c", "a")]),
+        ([[("a", "b")], [("D", "b")]], []),  # renamed, then deleted: nothing to follow
+        ([[("a", "b")], [("D", "b")], [("c", "b")]], [("c", "b")]),
+    ],
+)
+def test_collapse_renames(steps: list[list[tuple[str, str]]], expected: list[tuple[str, str]]) -> None:
+    commits = [
+        Commit(
+            f"c{i}",
+            tuple(Change("D", new) if old == "D" else Change("R", new, old) for old, new in step),
+            len(step),
+        )
+        for i, step in enumerate(steps)
+    ]
+    assert collapse_renames(commits) == expected
+
+
+def test_rename_onto_a_deleted_path_takes_it_over(repo: Repo, db: Path) -> None:
+    body = "".join(f"line {i}\n" for i in range(30))
+    repo.commit({"old.py": "old\n", "friend.py": "f\n", "mover.py": body, "other.py": "o\n"})
+    repo.touch("old.py", "friend.py")
+    repo.touch("mover.py", "other.py")
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    repo.git("rm", "-q", "old.py")
+    repo.commit()
+    repo.git("mv", "mover.py", "old.py")
+    repo.commit()
+    report = rm.refresh()
+    assert report.renames == [("mover.py", "old.py")]
+    # old.py now carries mover.py's history, not the deleted file's.
+    assert rm.neighbours("old.py") == [("other.py", 2 / 3)]
+    assert rm.neighbours("friend.py") == []
+
+
+# -- co-change ---------------------------------------------------------------------------------------
+
+
+def test_cochange_counts_and_confidence(repo: Repo, db: Path) -> None:
+    repo.touch("a.py", "b.py")
+    repo.touch("a.py", "b.py")
+    repo.touch("a.py", "c.py")
+    repo.touch("a.py")
+    repo.touch("d.py", "e.py")
+    repo.touch("d.py", "e.py")
+    rm = open_map(repo.path, db)
+    report = rm.refresh()
+    assert (report.new_commits, report.rebuilt) == (6, True)
+    t = rm.tables
+    assert (t.change_count("a.py"), t.change_count("b.py"), t.change_count("c.py")) == (4, 2, 1)
+    assert (t.pair_count("a.py", "b.py"), t.pair_count("b.py", "a.py"), t.pair_count("a.py", "c.py")) == (
+        2,
+        2,
+        1,
+    )
+    assert rm.neighbours("a.py") == [("b.py", 0.5)]  # c.py shares one commit only
+    assert rm.neighbours("b.py") == [("a.py", 1.0)]
+    assert rm.neighbours("a.py", min_count=1) == [("b.py", 0.5), ("c.py", 0.25)]
+    assert rm.neighbours("d.py") == [("e.py", 1.0)]
+
+
+def test_neighbours_order_limit_and_existence(repo: Repo, db: Path) -> None:
+    for _ in range(3):
+        repo.touch("hub.py", "z.py", "y.py", "w.py")
+    repo.touch("hub.py", "x.py")
+    repo.touch("hub.py", "x.py")
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    # y, w and z tie on 3 of 5: the path breaks the tie.
+    assert rm.neighbours("hub.py") == [("w.py", 0.6), ("y.py", 0.6)]
+    assert rm.neighbours("hub.py", limit=5)[-1] == ("x.py", 0.4)
+    assert rm.neighbours("hub.py", min_confidence=0.5, limit=5) == [
+        ("w.py", 0.6),
+        ("y.py", 0.6),
+        ("z.py", 0.6),
+    ]
+    repo.git("rm", "-q", "w.py")
+    repo.commit()
+    rm.refresh()
+    assert rm.neighbours("hub.py") == [("y.py", 0.6), ("z.py", 0.6)]
+    assert rm.neighbours("hub.py", limit=0) == [] and rm.neighbours("src/") == []
+
+
+def test_sweeping_commits_are_skipped(repo: Repo, db: Path) -> None:
+    repo.touch("a.py", "b.py")
+    repo.touch(*(f"f{i:02}.py" for i in range(MAX_COMMIT_FILES - 2)), "a.py", "b.py")  # 30 files: counted
+    repo.touch(*(f"g{i:02}.py" for i in range(MAX_COMMIT_FILES - 1)), "a.py", "b.py")  # 31 files: skipped
+    rm = open_map(repo.path, db)
+    assert rm.refresh().new_commits == 3
+    assert rm.tables.pair_count("a.py", "b.py") == 2
+    assert rm.tables.change_count("a.py") == 2
+    assert rm.tables.change_count("g00.py") == 0 and rm.exists("g00.py")
+
+
+def test_merges_are_skipped(repo: Repo, db: Path) -> None:
+    repo.touch("a.py", "b.py", "base.py")
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.touch("a.py", "b.py")
+    repo.git("checkout", "-q", "main")
+    repo.touch("c.py")
+    repo.clock += 60
+    repo.git("merge", "-q", "--no-ff", "-m", "merge topic", "topic")
+    rm = open_map(repo.path, db)
+    report = rm.refresh()
+    assert report.new_commits == 3  # the merge is not read
+    assert rm.tables.pair_count("a.py", "b.py") == 2  # the merge's diff would have made it 3
+    assert rm.tables.change_count("a.py") == 2
+
+
+def test_one_new_commit_reads_only_that_commit(repo: Repo, db: Path, tmp_path: Path) -> None:
+    for i in range(12):
+        repo.touch("a.py", f"m{i % 3}.py", "b.py" if i % 2 else "c.py")
+    rm = open_map(repo.path, db)
+    assert rm.refresh().new_commits == 12
+    repo.touch("a.py", "b.py", "new.py")
+    report = rm.refresh()
+    assert (report.new_commits, report.rebuilt, report.renames) == (1, False, [])
+    assert rm.refresh().new_commits == 0
+    # The incremental result is exactly what a full build of the same history gives.
+    fresh = open_map(repo.path, tmp_path / "fresh.db")
+    assert fresh.refresh().new_commits == 13
+    assert dump(rm) == dump(fresh)
+
+
+def test_rewritten_history_rebuilds_without_renames(repo: Repo, db: Path, tmp_path: Path) -> None:
+    body = "".join(f"line {i}\n" for i in range(30))
+    first = repo.commit({"a.py": body, "b.py": "b\n"})
+    repo.touch("a.py", "b.py")
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    repo.git("mv", "a.py", "moved.py")
+    repo.commit()
+    repo.touch("moved.py", "b.py")
+    rm.refresh()
+    # Someone force-pushes: the rename and the edits are gone, different commits take their place.
+    repo.git("reset", "-q", "--hard", first)
+    repo.touch("b.py", "c.py")
+    repo.touch("b.py", "c.py")
+    report = rm.refresh()
+    assert (report.rebuilt, report.renames, report.new_commits) == (True, [], 3)
+    assert not rm.exists("moved.py")
+    assert rm.neighbours("b.py") == [("c.py", 2 / 3)]
+    fresh = open_map(repo.path, tmp_path / "fresh.db")
+    fresh.refresh()
+    assert dump(rm) == dump(fresh)
+
+
+def test_map_rooted_below_the_work_tree(repo: Repo, db: Path) -> None:
+    repo.touch("app/a.py", "app/b.py", "other/x.py")
+    repo.touch("app/a.py", "app/b.py", "other/x.py")
+    rm = open_map(repo.path / "app", db)
+    report = rm.refresh()
+    assert report.files == 2 and rm.exists("a.py") and not rm.exists("other/x.py")
+    assert rm.neighbours("a.py") == [("b.py", 1.0)]
+
+
+# -- fan-in through the facade ---------------------------------------------------------------------
+
+
+def test_fan_in_is_refreshed_incrementally(repo: Repo, db: Path) -> None:
+    repo.commit(
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/core.py": "",
+            "src/pkg/a.py": "from pkg import core\n",
+            "src/pkg/b.py": "from . import core\n",
+            "web/util.ts": "export const x = 1\n",
+            "web/app.ts": "import { x } from './util'\n",
+        }
+    )
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    assert (rm.fan_in("src/pkg/core.py"), rm.fan_in("web/util.ts"), rm.fan_in("src/")) == (2, 1, 0)
+    # Same size and mtime: the cached parse is trusted, so the file is not read again.
+    c = repo.path / "src/pkg/b.py"
+    st = c.stat()
+    c.write_text("from . import a   \n")  # same size
+    os.utime(c, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rm.refresh()
+    assert rm.fan_in("src/pkg/core.py") == 2
+    # A real edit is parsed.
+    c.write_text("import os\n")
+    rm.refresh()
+    assert rm.fan_in("src/pkg/core.py") == 1
+    (repo.path / "src/pkg/a.py").unlink()
+    rm.refresh()
+    assert rm.fan_in("src/pkg/core.py") == 0
+    assert rm.tables.conn.execute("SELECT count(*) FROM repomap_imports").fetchone()[0] == 5
+
+
+def test_concurrent_refreshes_do_not_double_count(repo: Repo, db: Path) -> None:
+    for _ in range(5):
+        repo.touch("a.py", "b.py")
+    open_map(repo.path, db).refresh()
+    for _ in range(3):
+        repo.touch("a.py", "b.py")
+    script = (
+        "import sqlite3, sys; from pathlib import Path; from tether.repomap import RepoMap;"
+        "conn = sqlite3.connect(sys.argv[2], timeout=30);"
+        "print(RepoMap.open(Path(sys.argv[1]), conn).refresh().new_commits)"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(repo.path), str(db)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    outputs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sorted(outputs)[-1] == "3"  # someone read the three commits; nobody counted them twice
+    assert RepoMapTables(sqlite3.connect(db)).pair_count("a.py", "b.py") == 8
