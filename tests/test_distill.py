@@ -332,6 +332,19 @@ def test_errors_write_nothing_and_keep_the_offset(
     assert "always use tmp_path" in llm.requests[1]["body"]["messages"][0]["content"]
 
 
+def test_openai_error_reply_names_the_key_and_writes_nothing(
+    llm: FakeLLM, session: Path, tmp_path: Path
+) -> None:
+    store = Store()
+    llm.replies.append(Reply(404, {"error": {"message": "model 'qwen-test' not found", "type": "api_error"}}))
+    with pytest.raises(DistillError, match=r"HTTP 404: model 'qwen-test' not found .*TETHER_DISTILL_MODEL"):
+        run(session, tmp_path, openai(llm), store)
+    llm.replies.append(Reply(401, {"error": {"message": "Incorrect API key"}}))
+    with pytest.raises(DistillError, match="check OPENAI_API_KEY"):
+        run(session, tmp_path, openai(llm), store)
+    assert store.memories == [] and offset_files(tmp_path) == []
+
+
 def test_slow_reply_times_out(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
     store = Store()
     llm.replies.append(Reply(body={"content": [{"type": "text", "text": '{"facts": []}'}]}, delay=3.0))

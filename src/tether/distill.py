@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -147,8 +146,9 @@ def distill_session(
         report = DistillReport(
             transcript, chunk.start, chunk.end, lines=chunk.lines, skipped_lines=chunk.skipped
         )
-        if not any(event.kind == "user" for event in chunk.events):
-            report.note = "no new user prompts"
+        if not any(event.kind in ("user", "assistant") for event in chunk.events):
+            # Only tool calls (or nothing) since the last run: no one said anything to learn from.
+            report.note = "nothing new but tool calls"
             _save_offset(state_file, transcript, chunk.end)
             return report
         base = root if root is not None else Path(chunk.cwd) if chunk.cwd else None
@@ -335,6 +335,8 @@ def _load_offset(state_file: Path) -> int:
 
 def _save_offset(state_file: Path, transcript: Path, offset: int) -> None:
     """Write the offset atomically (temp file, fsync, rename): a crash leaves the old offset or the new."""
+    import tempfile
+
     payload = json.dumps({"transcript": str(transcript), "offset": offset, "updated": utcnow().isoformat()})
     fd, tmp = tempfile.mkstemp(dir=state_file.parent, prefix=f".{state_file.name}.", suffix=".tmp")
     try:

@@ -10,12 +10,8 @@ OpenAI, Ollama, vLLM, LM Studio and most gateways speak.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -183,6 +179,9 @@ def _join(base_url: str, path: str) -> str:
 
 
 def _is_loopback(url: str) -> bool:
+    import ipaddress
+    import urllib.parse
+
     host = urllib.parse.urlsplit(url).hostname or ""
     if host == "localhost":
         return True
@@ -226,6 +225,10 @@ def _hint(status: int, key_env: str) -> str:
 def _post_json(
     url: str, body: dict[str, Any], headers: dict[str, str], timeout: float, name: str, *, key_env: str
 ) -> dict[str, Any]:
+    # Imported here: http.client and email cost ~25 ms, and hooks import this module's error type.
+    import urllib.error
+    import urllib.request
+
     data = json.dumps(body).encode()
     request = urllib.request.Request(
         url,
