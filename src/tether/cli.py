@@ -155,7 +155,7 @@ def add(
             allow_secret=allow_secret,
         )
     if as_json:
-        emit({**to_dict(result.memory), "created": result.created})
+        emit({**to_dict(result.memory), "new": result.created})
         return
     if not result.created:
         click.echo("already known (same content):")

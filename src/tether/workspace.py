@@ -19,7 +19,7 @@ from typing import Any
 from tether import notes
 from tether.config import Config
 from tether.embed import Embedder, HashedEmbedder
-from tether.errors import NoProjectError, NotFoundError, SecretError, ValidationError
+from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
 from tether.memory import (
     CATEGORIES,
     Memory,
@@ -112,6 +112,20 @@ class Workspace:
                 self._embedder = make_embedder(spec)
         return self._embedder
 
+    def log(self, message: str, *, exc: bool = False) -> None:
+        """One line in `.tether/logs/tether.log` (never raises: logging must not break a hook)."""
+        import traceback
+
+        try:
+            self.paths.logs.mkdir(parents=True, exist_ok=True)
+            detail = ""
+            if exc:
+                detail = " | " + traceback.format_exc().strip().splitlines()[-1]
+            with open(self.paths.logs / "tether.log", "a", encoding="utf-8") as handle:
+                handle.write(f"{self.clock():%Y-%m-%dT%H:%M:%S} {message}{detail}\n")
+        except OSError:
+            pass
+
     # -- notes and index --------------------------------------------------------------------------
 
     def sources(self) -> list[tuple[Path | None, str]]:
@@ -176,6 +190,13 @@ class Workspace:
         if target is None:
             self.store.put(memory, None, vector, self.embedder.id)
             return memory
+        problem = self.store.note_problems().get(str(target))
+        if problem is not None:
+            # The note was broken by hand after it was indexed: writing the indexed version would throw
+            # the hand edit away. Notes that fail to parse are never overwritten.
+            raise NoteError(
+                str(target), f"{problem[1]}; fix the note by hand (or delete it) before changing this memory"
+            )
         notes.write_atomic(target, notes.render(memory))
         stat = target.stat()
         self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, self.embedder.id)
@@ -261,6 +282,7 @@ class Workspace:
             root = self.root if memory.scope != "user" else None
             changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)
         allow_secret = bool(changes.pop("allow_secret", False))
+        record_acted = bool(changes.pop("record_acted", True))
         updated = validate(memory.with_changes(**changes, updated=self.clock()))
         if not allow_secret and updated.text != memory.text:
             check_secret(updated.text)
@@ -268,7 +290,8 @@ class Workspace:
             return memory
         with self._lock():
             self._write(updated)
-            self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
+            if record_acted:
+                self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
         return updated
 
     def set_status(self, memory_id: str, status: str, reason: str = "") -> Memory:

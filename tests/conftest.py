@@ -1,0 +1,151 @@
+"""Shared fixtures: a real git repository with `tether init` done, and a private `$TETHER_HOME`.
+
+def test_add(repo, ws):
+    assert ws.add("Staging listens on 6443", files=["src/app.py"]).created
+
+def test_cli(repo, tether):
+    assert tether("list").code == 0
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tether.project import init_project
+from tether.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+TETHER_BIN = Path(sys.executable).with_name("tether")
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def make_git_repo(path: Path) -> Path:
+    """A git repository with a few committed files (src/, docs/), the shape memories point at."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "src" / "app").mkdir(parents=True)
+    (path / "src" / "app" / "__init__.py").write_text("", encoding="utf-8")
+    (path / "src" / "app" / "upload.py").write_text("def upload():\n    return 1\n", encoding="utf-8")
+    (path / "src" / "app" / "auth.py").write_text("import app.upload\n", encoding="utf-8")
+    (path / "docs").mkdir()
+    (path / "docs" / "deploy.md").write_text("# Deploy\n", encoding="utf-8")
+    (path / "Makefile").write_text("all:\n\ttrue\n", encoding="utf-8")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`$TETHER_HOME` in a temporary directory: user memory and user config live there."""
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("TETHER_HOME", str(path))
+    for name in ("TETHER_SESSION", "TETHER_DATABASE_URL", "VISUAL", "EDITOR"):
+        monkeypatch.delenv(name, raising=False)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real git repository with `tether init` done; the current directory is its root."""
+    path = make_git_repo(tmp_path / "repo")
+    init_project(path, home)
+    monkeypatch.chdir(path)
+    return path
+
+
+@pytest.fixture
+def ws(repo: Path, home: Path) -> Iterator[Workspace]:
+    workspace = Workspace.open(repo, home=home)
+    try:
+        yield workspace
+    finally:
+        workspace.close()
+
+
+def note_files(repo: Path) -> list[Path]:
+    return sorted((repo / ".tether" / "memories").glob("*.md"))
+
+
+def index_ids(repo: Path) -> set[str]:
+    """Ids in the index, read with a plain sqlite3 connection (not through the code under test)."""
+    path = repo / ".tether" / "index.db"
+    if not path.exists():
+        return set()
+    conn = sqlite3.connect(path)
+    try:
+        return {row[0] for row in conn.execute("SELECT id FROM memories")}
+    finally:
+        conn.close()
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def tether(repo: Path) -> Callable[..., Run]:
+    """Run `tether ARGS` in-process through `tether.cli.main` (exit codes as the real command has them)."""
+    from tether.cli import main
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Run:
+        runner = CliRunner()
+        code = 0
+        with runner.isolation(input=input, env=env) as (out, err, _):
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            return Run(code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run
+
+
+@pytest.fixture
+def tether_proc(repo: Path, home: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `.venv/bin/tether` as a real subprocess in the repository."""
+
+    def run(
+        *args: str, input: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(TETHER_BIN), *args],
+            cwd=cwd or repo,
+            input=input,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TETHER_HOME": str(home), **(env or {})},
+            timeout=60,
+        )
+
+    return run
+
+
+def ids_of(lines: Sequence[str]) -> list[str]:
+    return [line.split()[0] for line in lines if line.strip()]

@@ -1,0 +1,211 @@
+"""Markdown notes: the source of truth. Round trip, atomic writes, hand edits, malformed notes left alone."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import index_ids, note_files
+from tether import notes
+from tether.errors import NoteError, TetherError
+from tether.memory import Memory
+from tether.workspace import Workspace
+
+
+def sample() -> Memory:
+    return Memory(
+        id="0a1b2c3d",
+        summary="Staging API: port 6443 — not 443",
+        details="Why: the LB terminates TLS.\n\nSee [[deadbeef]].\n\n```yaml\nport: 6443\n```",
+        category="gotcha",
+        files=("deploy/staging.yaml", "deploy/"),
+        priority="high",
+        pinned=True,
+        origin="rules:AGENTS.md",
+        supersedes="deadbeef",
+        created=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        updated=datetime(2026, 1, 3, 3, 4, 5, tzinfo=UTC),
+    )
+
+
+def test_render_parse_round_trip() -> None:
+    memory = sample()
+    text = notes.render(memory)
+    assert text.startswith("---\nid: 0a1b2c3d\nsummary: ")
+    assert "\n---\n\nWhy: the LB terminates TLS." in text
+    assert notes.parse(text, "x.md", "project") == memory
+
+
+def test_note_name_is_id_and_slug() -> None:
+    assert notes.note_name(sample()) == "0a1b2c3d-staging-api-port-6443-not-443.md"
+    assert notes.slug("!!!") == "memory"
+
+
+def test_write_atomic_leaves_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "d" / "n.md"
+    notes.write_atomic(target, "one")
+    notes.write_atomic(target, "two")
+    assert target.read_text() == "two"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["n.md"]
+
+
+def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "n.md"
+    notes.write_atomic(target, "old")
+    with pytest.raises(UnicodeEncodeError):
+        notes.write_atomic(target, "new \udcff")  # a lone surrogate cannot be encoded
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["n.md"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("no frontmatter here\n", "missing YAML frontmatter"),
+        ("---\nid: 0a1b2c3d\nsummary: x\n", "frontmatter is not closed"),
+        ("---\nid: 0a1b2c3d\nsummary: [unclosed\n---\n", "not valid YAML"),
+        ("---\n- a\n- b\n---\n", "must be a mapping"),
+        ("---\nid: 0a1b2c3d\nsummary: x\ncolour: red\n---\n", "unknown field(s) colour"),
+        ("---\nid: nope\nsummary: x\n---\n", "8 hex characters"),
+        ("---\nid: 0a1b2c3d\nsummary: ''\n---\n", "summary is empty"),
+        ("---\nid: 0a1b2c3d\nsummary: x\ncategory: rumour\n---\n", "invalid category 'rumour'"),
+        ("---\nid: 0a1b2c3d\nsummary: x\npinned: maybe\n---\n", "pinned must be true or false"),
+        ("---\nid: 0a1b2c3d\nsummary: x\nfiles: {a: 1}\n---\n", "files must be a list"),
+        ("---\nid: 0a1b2c3d\nsummary: x\ncreated: yesterday\n---\n", "invalid date"),
+        ("---\nid: 0a1b2c3d\nsummary: x\nfiles: [/etc/passwd]\n---\n", "relative to the repository root"),
+    ],
+)
+def test_parse_errors_name_the_file_and_problem(text: str, problem: str) -> None:
+    with pytest.raises(NoteError) as caught:
+        notes.parse(text, "/r/.tether/memories/bad.md", "project")
+    assert caught.value.path == "/r/.tether/memories/bad.md"
+    assert problem in caught.value.problem
+    assert str(caught.value).startswith("/r/.tether/memories/bad.md: ")
+
+
+def test_non_utf8_note_is_a_note_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.md"
+    path.write_bytes(b"---\nsummary: \xff\xfe\n---\n")
+    with pytest.raises(NoteError, match="not UTF-8"):
+        notes.read(path, "project")
+
+
+def test_hand_edit_is_picked_up_on_next_open(repo: Path, home: Path, ws: Workspace) -> None:
+    memory = ws.add("Uploads retry three times", files=["src/app/upload.py"]).memory
+    ws.close()
+    path = note_files(repo)[0]
+    text = path.read_text(encoding="utf-8").replace("three times", "five times")
+    path.write_text(text + "\nBecause the CDN flakes.\n", encoding="utf-8")
+    with Workspace.open(repo, home=home) as again:
+        assert again.last_sync is not None and again.last_sync.updated == [memory.id]
+        got = again.get(memory.id)
+        assert got.summary == "Uploads retry five times"
+        assert got.details == "Because the CDN flakes."
+        assert [r.memory.id for r in again.search("CDN flakes")] == [memory.id]
+
+
+def test_hand_written_note_is_indexed_and_hand_deleted_note_is_dropped(repo: Path, home: Path) -> None:
+    path = repo / ".tether" / "memories" / "mine.md"
+    path.write_text("---\nid: 00ff00ff\nsummary: Written by hand\ncategory: pref\n---\n", encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        assert ws.get("00ff00ff").category == "pref"
+    path.unlink()
+    with Workspace.open(repo, home=home) as ws:
+        assert ws.last_sync is not None and ws.last_sync.removed == ["00ff00ff"]
+    assert index_ids(repo) == set()
+
+
+def test_renamed_note_keeps_its_memory(repo: Path, home: Path, ws: Workspace) -> None:
+    memory = ws.add("Renamed by hand").memory
+    ws.close()
+    old = note_files(repo)[0]
+    old.rename(old.with_name("renamed.md"))
+    with Workspace.open(repo, home=home) as again:
+        assert again.get(memory.id).summary == "Renamed by hand"
+        assert again.store.note_path(memory.id) == str(old.with_name("renamed.md"))
+
+
+BROKEN = "---\nid: 0badc0de\nsummary: [oops\n---\nbody I care about\n"
+
+
+def test_malformed_note_is_skipped_reported_and_left_alone(repo: Path, home: Path) -> None:
+    good = Workspace.open(repo, home=home)
+    kept = good.add("A good memory").memory
+    good.close()
+    bad = repo / ".tether" / "memories" / "0badc0de-broken.md"
+    bad.write_text(BROKEN, encoding="utf-8")
+    stat = bad.stat()
+    for _ in range(2):  # reported every time, from the recorded problem the second time
+        with Workspace.open(repo, home=home) as ws:
+            assert ws.last_sync is not None
+            [problem] = ws.last_sync.problems
+            assert problem.path == str(bad) and "not valid YAML" in problem.problem
+            assert [m.id for m in ws.find()] == [kept.id]
+            doctor = ws.doctor()
+            assert [(p.kind, p.where) for p in doctor.problems] == [("note", str(bad))]
+    assert bad.read_text(encoding="utf-8") == BROKEN
+    assert bad.stat().st_mtime_ns == stat.st_mtime_ns
+    # Fixing it by hand clears the problem.
+    bad.write_text(BROKEN.replace("[oops", "fixed now"), encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        assert ws.last_sync is not None and ws.last_sync.problems == []
+        assert ws.get("0badc0de").summary == "fixed now"
+        assert ws.doctor().problems == []
+
+
+def test_reindex_never_touches_a_malformed_note(repo: Path, home: Path) -> None:
+    bad = repo / ".tether" / "memories" / "broken.md"
+    bad.write_text(BROKEN, encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        report = ws.reindex()
+    assert [p.path for p in report.problems] == [str(bad)]
+    assert bad.read_text(encoding="utf-8") == BROKEN
+
+
+def test_writing_over_a_note_broken_by_hand_is_refused(repo: Path, home: Path) -> None:
+    """Regression: rm/pin/edit of a memory whose note was broken by hand silently overwrote the hand edit."""
+    with Workspace.open(repo, home=home) as ws:
+        memory = ws.add("Was fine once").memory
+    path = note_files(repo)[0]
+    broken = path.read_text(encoding="utf-8").replace("summary: Was fine once", "summary: [half-edited")
+    path.write_text(broken, encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        for action in (
+            lambda: ws.archive(memory.id),
+            lambda: ws.pin(memory.id),
+            lambda: ws.edit(memory.id, priority="high"),
+        ):
+            with pytest.raises(TetherError, match=str(path)):
+                action()
+    assert path.read_text(encoding="utf-8") == broken
+
+
+def test_duplicate_ids_in_two_notes_are_a_problem(repo: Path, home: Path) -> None:
+    folder = repo / ".tether" / "memories"
+    (folder / "a.md").write_text("---\nid: 0d0d0d0d\nsummary: first\n---\n", encoding="utf-8")
+    (folder / "b.md").write_text("---\nid: 0d0d0d0d\nsummary: second\n---\n", encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        assert ws.get("0d0d0d0d").summary == "first"
+        problems = ws.doctor().problems
+    assert [(p.where, "duplicate id 0d0d0d0d" in p.message) for p in problems] == [
+        (str(folder / "b.md"), True)
+    ]
+    assert (folder / "b.md").exists()
+
+
+def test_temp_files_of_interrupted_writes_are_ignored(repo: Path, home: Path) -> None:
+    folder = repo / ".tether" / "memories"
+    (folder / ".0a0a0a0a-x.md.abc.tmp").write_text("---\nid: 0a0a0a0a\nsumm", encoding="utf-8")
+    (folder / "README.txt").write_text("not a note", encoding="utf-8")
+    with Workspace.open(repo, home=home) as ws:
+        assert ws.last_sync is not None and ws.last_sync.problems == [] and ws.find() == []
+
+
+def test_notes_are_plain_markdown_with_lf(repo: Path, ws: Workspace) -> None:
+    ws.add("Line endings", details="first\nsecond")
+    raw = note_files(repo)[0].read_bytes()
+    assert b"\r\n" not in raw and raw.endswith(b"\nfirst\nsecond\n")
+    assert os.access(note_files(repo)[0], os.R_OK)
