@@ -220,11 +220,13 @@ class McpServer:
             )
 
     def remove(self, data: dict[str, Any], keep: bool) -> None:
+        if keep:  # about to apply: `apply` updates the entry where it is, keeping its place and extra keys
+            return
         servers = self._servers(data, create=False)
         if servers is None or not is_tether_server(servers.get(SERVER_NAME)):
             return
         del servers[SERVER_NAME]
-        if not servers and not keep:
+        if not servers:
             del data[self.container]
 
 
