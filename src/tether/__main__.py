@@ -6,6 +6,11 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["hook"]:
+        # Hooks run on every prompt and tool call: skip the CLI framework's import.
+        from tether.hooks import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
     from tether.cli import main as cli_main
 
     cli_main(sys.argv[1:])

@@ -527,6 +527,88 @@ def config_(key: str | None, value: str | None, user: bool, list_all: bool) -> N
     click.echo(f"{key} = {set_value(target, key, value)!r}")
 
 
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))
+@click.argument("event")
+def hook(agent: str, event: str) -> None:
+    """Run one agent hook: the agent's JSON on stdin, context or a decision on stdout.
+
+    Installed by `tether install`; fails open (exit 0, no output, a line in .tether/logs/hooks.log).
+    """
+    from tether.hooks import main as hook_main
+
+    sys.exit(hook_main([agent, event]))
+
+
+@cli.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on loopback instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind with --http.")
+@click.option("--port", type=int, default=8765, show_default=True, help="Port for --http.")
+def mcp(http: bool, host: str, port: int) -> None:
+    """Serve the memory tools over MCP (stdio by default)."""
+    from tether.mcp_server import run
+
+    run(Path.cwd(), http=http, host=host, port=port)
+
+
+def _install_options(func: F) -> F:
+    func = click.option("--dry-run", is_flag=True, help="Print the diff, write nothing.")(func)
+    func = click.option("--user", "scope", flag_value="user", help="Install for your user (all projects).")(
+        func
+    )
+    func = click.option(
+        "--project", "scope", flag_value="project", default=True, help="Install into this project (default)."
+    )(func)
+    return click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))(func)
+
+
+def _show_install(report: Any, dry_run: bool) -> None:
+    if report.diff:
+        click.echo(report.diff.rstrip())
+    verb = "would change" if dry_run else "changed"
+    click.echo(f"{verb}: {', '.join(str(p) for p in report.changed) or 'nothing (already up to date)'}")
+    for backup in report.backups:
+        click.echo(f"backup: {backup}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+
+
+@cli.command()
+@_install_options
+def install(agent: str, scope: str, dry_run: bool) -> None:
+    """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up)."""
+    from tether.install import install as do_install
+    from tether.project import find_git_root
+
+    root = find_git_root(Path.cwd()) or Path.cwd()
+    _show_install(do_install(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+
+
+@cli.command()
+@_install_options
+def uninstall(agent: str, scope: str, dry_run: bool) -> None:
+    """Remove exactly what `tether install` added."""
+    from tether.install import uninstall as do_uninstall
+    from tether.project import find_git_root
+
+    root = find_git_root(Path.cwd()) or Path.cwd()
+    _show_install(do_uninstall(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+
+
+@cli.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to build the sample repo (default: a new temporary directory).",
+)
+def demo(directory: Path | None) -> None:
+    """Replay a scripted agent session on a sample repo through the real hooks."""
+    from tether.demo import run_demo
+
+    run_demo(directory, echo=click.echo)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="tether", standalone_mode=False)

@@ -34,7 +34,96 @@ _TRACE_LINE_RE = re.compile(
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}")
 _SENTENCE_RE = re.compile(r"[^.?!\n]*\?")
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "my", "no", "not", "now", "of", "on", "or", "our", "please", "should", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your", "also", "any", "all", "make", "sure", "get", "got", "want", "need", "like", "use", "using", "used", "via", "one", "two", "new"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "let",
+        "me",
+        "my",
+        "no",
+        "not",
+        "now",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "should",
+        "so",
+        "some",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "also",
+        "any",
+        "all",
+        "make",
+        "sure",
+        "get",
+        "got",
+        "want",
+        "need",
+        "like",
+        "use",
+        "using",
+        "used",
+        "via",
+        "one",
+        "two",
+        "new",
+    ]
 )
 
 
@@ -76,6 +165,19 @@ def terms(text: str) -> list[str]:
                 if len(part) >= 3 and part not in STOPWORDS:
                     out.setdefault(part, None)
     return list(out)[:MAX_TERMS]
+
+
+_CLAUSE_RE = re.compile(r"[,;:.?!\n]+|\s+(?:and|or|but|then)\s+", re.I)
+
+
+def clauses(text: str) -> list[list[str]]:
+    """The terms of each clause: a compound question asks several things, each may have its own answer.
+
+    >>> clauses("what port does staging use, and which host?")
+    [['port', 'staging'], ['host']]
+    """
+    out = [terms(part) for part in _CLAUSE_RE.split(text)]
+    return [c for c in out if c]
 
 
 def _looks_like_noise(line: str) -> bool:

@@ -7,6 +7,7 @@ blast radius and priority adjust. The constants live in `tether.scoring`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from tether import scoring
 from tether.errors import ValidationError
 from tether.memory import Memory, normalize_path
-from tether.query import sanitize, terms
+from tether.query import clauses, sanitize, terms
 from tether.store import Event, Query, Telemetry
 
 if TYPE_CHECKING:
     from tether.repomap import RepoMap
     from tether.workspace import Workspace
 
+terms_re = re.compile(r"[a-z0-9_]+")
 CHANNELS = ("file", "cochange", "text", "semantic", "pinned")
 
 
@@ -227,6 +229,7 @@ class Recaller:
             return pool.setdefault(mid, Candidate(mid))
 
         words = terms(query)
+        parts = clauses(query)
         if "file" in channels and touched:
             self._file_channel(touched, candidate)
         if "cochange" in channels and touched:
@@ -264,7 +267,7 @@ class Recaller:
                 continue
             c.memory = memory
             if "text" in c.evidence:
-                c.evidence["text_match"] = self._covers(memory, words, c)
+                c.evidence["text_match"] = self._covers(memory, words, parts, c)
             self._adjust(c, telemetry.get(mid, Telemetry()), now)
             # The same knowledge in project and user scope takes one slot; project is the narrower claim.
             twin = by_hash.get(memory.content_hash)
@@ -366,17 +369,28 @@ class Recaller:
             c.evidence["sem"] = cosine
             c.magnitude["sem"] = scoring.sem_magnitude(cosine)
 
-    def _covers(self, memory: Memory, words: list[str], c: Candidate) -> bool:
-        """Whether the memory contains enough of the query's terms to count as a real text match."""
-        haystack = f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}".lower()
-        found = sum(1 for w in words if w in haystack)
-        coverage = found / len(words) if words else 0.0
+    def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
+        """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
+
+        Terms match by prefix of the memory's words, so `deploy` finds `deploys` and `deployment`."""
+        vocabulary = set(
+            terms_re.findall(f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}".lower())
+        )
+        found = {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+        coverage = len(found) / len(words) if words else 0.0
         c.evidence["coverage"] = coverage
         c.magnitude["text"] = scoring.text_magnitude(
             float(c.evidence.get("text", 0.0)), float(c.evidence.get("text_best", 0.0)), coverage
         )
         needed = 1 if len(words) <= 2 else 2
-        return found >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE
+        if len(found) >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE:
+            return True
+        # A compound question ("which port, which host, what command?") spreads its terms over several
+        # answers: a memory covering most of one multi-term clause is a real match too.
+        return any(
+            len(part) >= 2 and len(found.intersection(part)) / len(part) >= scoring.CLAUSE_EVIDENCE_COVERAGE
+            for part in parts
+        )
 
     def _adjust(self, c: Candidate, telemetry: Telemetry, now: Any) -> None:
         memory = c.memory

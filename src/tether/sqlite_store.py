@@ -106,7 +106,7 @@ def _migrate_core(conn: sqlite3.Connection) -> None:
             target TEXT NOT NULL
         );
         CREATE INDEX links_target ON links(target);
-        CREATE VIRTUAL TABLE fts_words USING fts5(summary, details, files, tokenize='unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE fts_words USING fts5(summary, details, files, tokenize='porter unicode61 remove_diacritics 2');
         CREATE VIRTUAL TABLE fts_trigram USING fts5(text, tokenize='trigram');
         CREATE TABLE embeddings (
             memory_rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
@@ -267,9 +267,12 @@ class SQLiteStore:
             )
             if note is not None:
                 # A note file renamed by hand keeps its id: drop a stale row that claims the same path.
-                self.conn.execute(
-                    "DELETE FROM memories WHERE note_path = ? AND id != ?", (note.path, memory.id)
-                )
+                # Through `remove`, so the stale row's full-text entries go too: FTS tables have no
+                # foreign keys, and a reused rowid would collide with them.
+                for (stale,) in self.conn.execute(
+                    "SELECT id FROM memories WHERE note_path = ? AND id != ?", (note.path, memory.id)
+                ).fetchall():
+                    self.remove(stale)
                 self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
             if row is None:
                 cursor = self.conn.execute(

@@ -1,0 +1,116 @@
+"""`tether hook <agent> <event>`: the agent's hook JSON on stdin, tether's reply on stdout.
+
+Hooks fail open: malformed input, no project, a locked or corrupt index, any exception or a missed
+deadline all mean exit 0 and nothing on stdout, with one line in the log. The agent is never blocked by a
+broken memory store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+# Well under the agents' own hook timeouts (Claude Code's prompt hook: the 5-10 s the installer sets),
+# so a slow disk or a wedged lock makes tether go quiet instead of making the agent wait.
+DEFAULT_DEADLINE_SECONDS = 3.0
+
+
+class _Deadline(Exception):
+    pass
+
+
+def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
+    """Run one hook. Always returns 0."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    started = time.perf_counter()
+    agent = argv[0] if argv else ""
+    event_name = argv[1] if len(argv) > 1 else ""
+    cwd = Path.cwd()
+    try:
+        deadline = float(os.environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE_SECONDS))
+    except ValueError:
+        deadline = DEFAULT_DEADLINE_SECONDS
+    previous = signal.signal(signal.SIGALRM, _on_deadline)
+    signal.setitimer(signal.ITIMER_REAL, deadline)
+    try:
+        from tether.hooks.agents import AGENTS, known_event
+
+        if agent not in AGENTS or not known_event(agent, event_name):
+            raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
+        raw = stdin.read()
+        try:
+            payload = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"hook input is not JSON ({exc.msg} at {exc.pos})") from None
+        if not isinstance(payload, dict):
+            raise ValueError("hook input is not a JSON object")
+        output = _run(agent, event_name, payload)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if output is not None:
+            stdout.write(json.dumps(output, ensure_ascii=False))
+            stdout.flush()
+    except BaseException as exc:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _log_failure(cwd, agent, event_name, exc, time.perf_counter() - started)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return 0
+
+
+def _run(agent: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from tether.errors import NoProjectError
+    from tether.hooks.agents import parse, render
+    from tether.hooks.behaviour import handle
+    from tether.workspace import Workspace
+
+    event = parse(agent, event_name, payload)
+    if event.kind in ("other", "stop"):
+        return render(agent, event_name, event, _empty())
+    try:
+        ws = Workspace.open(event.cwd, require_project=True)
+    except NoProjectError:
+        return render(agent, event_name, event, _empty())  # not a tether project: nothing to say
+    try:
+        reply = handle(ws, event)
+    finally:
+        ws.close()
+    return render(agent, event_name, event, reply)
+
+
+def _empty() -> Any:
+    from tether.hooks.behaviour import Reply
+
+    return Reply()
+
+
+def _on_deadline(signum: int, frame: Any) -> None:
+    raise _Deadline("hook deadline passed")
+
+
+def _log_failure(cwd: Path, agent: str, event: str, exc: BaseException, elapsed: float) -> None:
+    try:
+        from tether.project import find_project_root, user_home
+
+        root = find_project_root(cwd)
+        logs = root / ".tether" / "logs" if root else user_home() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        where = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " | ")
+        line = json.dumps(
+            {
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "hook": f"{agent} {event}",
+                "error": where,
+                "elapsed_ms": round(elapsed * 1000),
+            }
+        )
+        with open(logs / "hooks.log", "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+    except Exception:
+        pass
