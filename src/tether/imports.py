@@ -15,7 +15,9 @@ Coverage, and what is not covered:
 
 - Python (`ast`): `import a.b`, `from a.b import c` (a submodule `c` if one exists, else module `a.b`),
   relative imports, packages via `__init__.py`, src-layout and any other package root (the directory
-  above the topmost `__init__.py`), plus names relative to the repo root (namespace packages).
+  above the topmost `__init__.py`; so a file in a directory that is not a package answers to its bare
+  name, as scripts import their siblings), plus names relative to the repo root (namespace packages).
+  When several files answer to a name, the one sharing the longest directory prefix with the importer wins.
   `import a.b` counts for `a/b.py` only, not for the parents' `__init__.py`. Not covered:
   `importlib`/`__import__` strings, `sys.path` tricks, `.pyi` stubs.
 - JavaScript/TypeScript (regex): relative specifiers in `import … from`, bare `import '…'`,
@@ -79,17 +81,33 @@ def parse_imports(path: str, text: str) -> list[str]:
 
 def _python_specs(text: str) -> list[str]:
     """`a.b` for `import a.b`; `module:name` for `from module import name` (module may start with dots)."""
+    if "import" not in text:
+        return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
     out: list[str] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             out.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             out.extend(f"{module}:{alias.name}" for alias in node.names)
+    return out
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every statement, nested ones included (imports are statements: expressions need no visit)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                stack.extend(c for c in reversed(children) if isinstance(c, ast.AST))
     return out
 
 

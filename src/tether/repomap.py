@@ -449,11 +449,13 @@ class RepoMap:
         specs: dict[str, tuple[str, ...]] = {}
         rows: dict[str, CachedImports] = {}
         changed = False
+        root = str(self.root)
         for path in files:
             if language_of(path) is None:
                 continue
+            full = os.path.join(root, path)
             try:
-                st = os.stat(self.root / path)
+                st = os.stat(full)
             except OSError:
                 continue
             old = cached.get(path)
@@ -463,7 +465,8 @@ class RepoMap:
             if st.st_size > _MAX_SOURCE_BYTES:
                 continue
             try:
-                data = (self.root / path).read_bytes()
+                with open(full, "rb") as fh:
+                    data = fh.read()
             except OSError:
                 continue
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()

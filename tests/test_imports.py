@@ -1,0 +1,208 @@
+from __future__ import annotations
+
+import pytest
+
+from tether.imports import fan_in, language_of, parse_imports
+
+
+def fan_in_of(files: dict[str, str]) -> dict[str, int]:
+    specs = {path: parse_imports(path, text) for path, text in files.items() if language_of(path)}
+    return fan_in(set(files), specs)
+
+
+PYTHON = {
+    "src/app/__init__.py": "",
+    "src/app/core.py": "",
+    "src/app/db/__init__.py": "from .models import Base\n",
+    "src/app/db/models.py": "from ..core import helper\n",
+    "src/app/db/queries.py": "from . import models\nfrom app.db.models import Base\n",
+    "src/app/api.py": "import app.db\nfrom app import core\nfrom app.core import *\n",
+    "src/app/cli.py": (
+        "def main():\n    from app.api import run  # deferred import counts too\n"
+        "    import app.db.queries as q\n"
+    ),
+    "scripts/run.py": "import helpers\nfrom app.cli import main\nimport requests\n",
+    "scripts/helpers.py": "",
+    "tests/test_api.py": "from app import api\nfrom tests import conftest\n",
+    "tests/conftest.py": "",
+    "broken.py": "def (:\n  import app.core\n",  # a syntax error yields no imports, not a crash
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/app/core.py", 2),  # models (..core); api (`from app import core` and `app.core import *`: once)
+        ("src/app/db/models.py", 2),  # db/__init__ (.models), queries (. import models and absolute)
+        ("src/app/db/__init__.py", 1),  # `import app.db` from api.py
+        ("src/app/db/queries.py", 1),
+        ("src/app/api.py", 2),  # cli.py (inside a function) and tests
+        ("src/app/cli.py", 1),
+        ("scripts/helpers.py", 1),  # a sibling in a directory that is not a package, by its bare name
+        ("tests/conftest.py", 1),  # namespace package, from the repo root
+        ("src/app/__init__.py", 0),  # `import app.db` counts for app/db only
+    ],
+)
+def test_python_fan_in(path: str, expected: int) -> None:
+    assert fan_in_of(PYTHON).get(path, 0) == expected
+
+
+def test_python_specs() -> None:
+    text = "import a.b as c, d\nfrom ..x.y import z\nfrom . import m, n\nfrom e import *\n"
+    assert parse_imports("p/q.py", text) == ["a.b", "d", "..x.y:z", ".:m", ".:n", "e:*"]
+
+
+def test_python_same_name_in_two_services_prefers_the_nearest() -> None:
+    files = {
+        "svc_a/src/common/__init__.py": "",
+        "svc_a/src/common/log.py": "",
+        "svc_a/src/main.py": "from common import log\n",
+        "svc_b/src/common/__init__.py": "",
+        "svc_b/src/common/log.py": "",
+        "svc_b/src/main.py": "from common import log\nfrom common.log import x\n",
+    }
+    counts = fan_in_of(files)
+    assert counts["svc_a/src/common/log.py"] == 1
+    assert counts["svc_b/src/common/log.py"] == 1
+
+
+JS = {
+    "web/src/util.ts": "export const x = 1\n",
+    "web/src/format.tsx": "",
+    "web/src/api/index.ts": "export * from './client'\n",
+    "web/src/api/client.ts": "import type { T } from '../types'\n",
+    "web/src/types.d.ts": "",
+    "web/src/types.ts": "",
+    "web/src/esm.ts": "import { x } from './util.js'\n",  # TypeScript ESM: ./util.js means ./util.ts
+    "web/src/app.tsx": (
+        'import React from "react"\nimport { x } from "./util"\nimport Fmt from "./format"\n'
+        "import {\n  a,\n  b,\n} from './api'\n"
+        "const lazy = () => import('./lazy.mjs')\n"
+        "// import { old } from './old'\n/* import './commented' */\n"
+        "import './styles.css'\n"
+    ),
+    "web/src/lazy.mjs": "const c = require('./common.cjs')\n",
+    "web/src/common.cjs": "module.exports = require('../../outside/thing')\n",
+    "web/src/old.ts": "",
+    "web/src/commented.ts": "",
+    "web/src/styles.css": "",
+    "web/src/plain.jsx": "const u = require('./util')\nexport { default } from './format'\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("web/src/util.ts", 3),  # app.tsx, plain.jsx, esm.ts (via .js)
+        ("web/src/format.tsx", 2),
+        ("web/src/api/index.ts", 1),  # './api' resolves to the directory's index file
+        ("web/src/api/client.ts", 1),  # export-from
+        ("web/src/types.ts", 1),  # '../types' prefers types.ts over types.d.ts
+        ("web/src/lazy.mjs", 1),  # dynamic import()
+        ("web/src/common.cjs", 1),  # require()
+        ("web/src/styles.css", 1),  # an exact file, whatever its kind
+        ("web/src/old.ts", 0),  # commented out
+        ("web/src/commented.ts", 0),
+    ],
+)
+def test_js_fan_in(path: str, expected: int) -> None:
+    assert fan_in_of(JS).get(path, 0) == expected
+
+
+GO = {
+    "go.mod": "module example.com/shop\n\ngo 1.22\n",
+    "cmd/server/main.go": (
+        'package main\n\nimport (\n\t"fmt"\n\tdb "example.com/shop/internal/db"\n'
+        '\t_ "example.com/shop/internal/migrate"\n\t// "example.com/shop/internal/old"\n)\n'
+    ),
+    "cmd/worker/main.go": 'package main\n\nimport "example.com/shop/internal/db"\n',
+    "internal/db/db.go": 'package db\n\nimport "example.com/shop/internal/model"\n',
+    "internal/db/query.go": "package db\n",
+    "internal/db/db_test.go": 'package db_test\n\nimport "example.com/shop/internal/db"\n',
+    "internal/model/model.go": "package model\n",
+    "internal/migrate/migrate.go": "package migrate\n",
+    "internal/old/old.go": "package old\n",
+    "tools/gen/go.mod": "module example.com/gen\n",
+    "tools/gen/main.go": 'package main\nimport "example.com/shop/internal/model"\nimport "example.com/gen/tmpl"\n',
+    "tools/gen/tmpl/tmpl.go": "package tmpl\n",
+    "root.go": "package shop\n",
+    "internal/model/uses_root.go": 'package model\nimport "example.com/shop"\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("internal/db/db.go", 2),  # a package's fan-in, on each of its files
+        ("internal/db/query.go", 2),
+        ("internal/db/db_test.go", 0),  # its own external test package does not count, nor do tests get it
+        ("internal/model/model.go", 2),  # db.go and the nested module's tool
+        ("internal/migrate/migrate.go", 1),  # blank import
+        ("internal/old/old.go", 0),  # commented out
+        ("tools/gen/tmpl/tmpl.go", 1),  # nested go.mod: longest module path wins
+        ("root.go", 1),  # the module's root package
+    ],
+)
+def test_go_fan_in(path: str, expected: int) -> None:
+    assert fan_in_of(GO).get(path, 0) == expected
+
+
+RUST = {
+    "Cargo.toml": "[package]\nname = 'shop'\n",
+    "src/lib.rs": "pub mod db;\nmod util;\npub mod api;\nuse crate::db::Pool;\n",
+    "src/db.rs": "pub mod pool;\nuse super::util::helper;\n",
+    "src/db/pool.rs": "use crate::util;\n",
+    "src/util.rs": "",
+    "src/api/mod.rs": (
+        "mod routes;\nuse crate::{db::{pool::Pool, Conn}, util as u};\n"
+        "use self::routes::all;\nfn f() { crate::db::pool::open(); }\n"
+        "// use crate::legacy::x;\n"
+    ),
+    "src/api/routes.rs": "use super::super::util::x;\nuse std::io;\n",
+    "src/legacy.rs": "",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/db.rs", 2),  # `pub mod db;` in lib.rs, `use crate::db::Pool` (lib.rs again), db::Conn in api
+        ("src/db/pool.rs", 2),  # `pub mod pool;` in db.rs; braces and an inline path in api/mod.rs
+        ("src/util.rs", 5),  # lib.rs (mod), db.rs (super::), pool.rs, api/mod.rs (`util as u`), routes.rs
+        ("src/api/mod.rs", 1),
+        ("src/api/routes.rs", 1),  # `mod routes;` and `use self::routes` from the same file
+        ("src/legacy.rs", 0),  # commented out, never declared
+    ],
+)
+def test_rust_fan_in(path: str, expected: int) -> None:
+    assert fan_in_of(RUST).get(path, 0) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("a/b.py", "python"),
+        ("x.tsx", "js"),
+        ("x.cjs", "js"),
+        ("go.mod", "gomod"),
+        ("sub/go.mod", "gomod"),
+        ("m.go", "go"),
+        ("lib.rs", "rust"),
+        ("README.md", None),
+        (".py", None),
+        ("Makefile", None),
+    ],
+)
+def test_language_of(path: str, language: str | None) -> None:
+    assert language_of(path) == language
+
+
+def test_importers_outside_the_file_set_do_not_count() -> None:
+    specs = {"gone.py": parse_imports("gone.py", "import a\n"), "b.py": parse_imports("b.py", "import a\n")}
+    assert fan_in({"a.py", "b.py"}, specs) == {"a.py": 1}
+
+
+def test_a_file_importing_itself_does_not_count() -> None:
+    assert fan_in_of({"pkg/__init__.py": "from pkg import x\n", "pkg/x.py": "import pkg.x\n"}) == {
+        "pkg/x.py": 1
+    }
