@@ -53,12 +53,15 @@ def scan(directory: Path | None) -> dict[str, NoteRef]:
 def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: Embedder) -> SyncReport:
     """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs)."""
     report = SyncReport()
+    # Read the index before the disk: notes are written before they are indexed, so every note the index
+    # knows at this point is on disk during the scan unless it was really deleted. The other order lets a
+    # note that another process writes and indexes in between look deleted, and its row be dropped.
+    known = store.note_refs()
+    problems = store.note_problems()
     on_disk: dict[str, tuple[NoteRef, str]] = {}
     for directory, scope in sources:
         for path, ref in scan(directory).items():
             on_disk[path] = (ref, scope)
-    known = store.note_refs()
-    problems = store.note_problems()
     changed: list[tuple[Memory, NoteRef, bool]] = []
     claimed: dict[str, str] = {mid: path for path, (mid, _) in known.items() if path in on_disk}
     for path, (ref, scope) in sorted(on_disk.items()):

@@ -1,0 +1,142 @@
+"""Incremental sync from notes to the index, full reindex, and an index that can always be thrown away."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import index_ids, note_files
+from tether.embed import HashedEmbedder
+from tether.sqlite_store import SQLiteStore
+from tether.store import Event, NoteRef, Query
+from tether.sync import scan, sync
+from tether.workspace import Workspace
+
+
+def test_unchanged_notes_are_not_reread(repo: Path, home: Path, ws: Workspace) -> None:
+    memory = ws.add("Incremental by stat").memory
+    ws.close()
+    path = note_files(repo)[0]
+    stat = path.stat()
+    with Workspace.open(repo, home=home) as again:
+        assert again.last_sync is not None and not again.last_sync.changed
+    # Same size and mtime: sync trusts the stat and does not read the file (that is what makes it cheap).
+    text = path.read_text(encoding="utf-8").replace("Incremental by stat", "Incremental by STAT")
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with Workspace.open(repo, home=home) as again:
+        assert again.get(memory.id).summary == "Incremental by stat"
+        # `reindex` rebuilds from nothing and sees the change.
+        again.reindex()
+        assert again.get(memory.id).summary == "Incremental by STAT"
+
+
+def test_only_changed_notes_are_updated(repo: Path, home: Path, ws: Workspace) -> None:
+    ids = [ws.add(f"memory number {i}").memory.id for i in range(5)]
+    ws.close()
+    target = next(p for p in note_files(repo) if p.name.startswith(ids[2]))
+    target.write_text(target.read_text(encoding="utf-8") + "\nmore detail\n", encoding="utf-8")
+    with Workspace.open(repo, home=home) as again:
+        report = again.last_sync
+        assert report is not None
+        assert (report.added, report.updated, report.removed) == ([], [ids[2]], [])
+
+
+def test_deleting_the_index_loses_no_memory(repo: Path, home: Path, ws: Workspace) -> None:
+    added = [
+        ws.add("Project fact", files=["src/app/upload.py"], category="gotcha", pinned=True),
+        ws.add("Archived fact"),
+        ws.add("User fact", scope="user"),
+    ]
+    ws.archive(added[1].memory.id)
+    before = {m.id: m for m in ws.find(Query(status=None))}
+    ws.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{repo}/.tether/index.db{suffix}").unlink(missing_ok=True)
+    with Workspace.open(repo, home=home) as again:
+        assert {m.id: m for m in again.find(Query(status=None))} == before
+        assert [r.memory.id for r in again.search("project fact")][:1] == [added[0].memory.id]
+
+
+def test_reindex_rebuilds_and_keeps_telemetry(repo: Path, ws: Workspace) -> None:
+    memory = ws.add("Keep my counts").memory
+    ws.ack(memory.id)
+    ws.store.conn.execute("DELETE FROM fts_words")  # damage the derived data
+    report = ws.reindex()
+    assert report.added == [memory.id]
+    assert [h.id for h in ws.store.text_search(["counts"], 5)] == [memory.id]
+    assert ws.store.telemetry([memory.id])[memory.id].acted == 1
+    assert index_ids(repo) == {memory.id}
+
+
+def test_reindex_embeddings_only(ws: Workspace) -> None:
+    memory = ws.add("Vectors again").memory
+    ws.store.put_vectors("other-3", [(memory.id, [1.0, 0.0, 0.0])])
+    assert ws.store.missing_vectors(ws.embedder.id)
+    report = ws.reindex(embeddings_only=True)
+    assert report.updated == [memory.id] and ws.store.missing_vectors(ws.embedder.id) == []
+
+
+def test_scan_skips_hidden_and_non_note_files(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("x")
+    (tmp_path / ".a.md.tmp").write_text("x")
+    (tmp_path / ".hidden.md").write_text("x")
+    (tmp_path / "b.txt").write_text("x")
+    assert [Path(p).name for p in scan(tmp_path)] == ["a.md"]
+    assert scan(tmp_path / "missing") == {} and scan(None) == {}
+
+
+def test_sync_records_problem_once_and_clears_it_when_the_note_goes(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    bad = folder / "bad.md"
+    bad.write_text("no frontmatter", encoding="utf-8")
+    store = SQLiteStore(tmp_path / "index.db")
+    embedder = HashedEmbedder()
+    first = sync(store, [(folder, "project")], embedder)
+    assert [p.path for p in first.problems] == [str(bad)]
+    assert list(store.note_problems()) == [str(bad)]
+    bad.unlink()
+    assert sync(store, [(folder, "project")], embedder).problems == []
+    assert store.note_problems() == {}
+    store.close()
+
+
+def test_user_notes_sync_into_any_project(repo: Path, home: Path, tmp_path: Path) -> None:
+    from conftest import make_git_repo
+    from tether.project import init_project
+
+    with Workspace.open(repo, home=home) as ws:
+        memory = ws.add("Follows me everywhere", scope="user").memory
+    other = make_git_repo(tmp_path / "other")
+    init_project(other, home)
+    with Workspace.open(other, home=home) as ws:
+        assert ws.get(memory.id).scope == "user"
+        ws.store.record([Event(memory.id, "acted", memory.created)])
+
+
+def test_note_indexed_by_another_writer_during_a_sync_is_not_dropped(
+    repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: sync scanned the disk before reading the index, so a note another process wrote and
+    indexed in between looked deleted, and its index row was removed."""
+    import tether.sync as sync_module
+
+    real_scan = sync_module.scan
+    other = Workspace.open(repo, home=home)
+    added: list[str] = []
+
+    def scan_then_other_writer_adds(directory: Path | None) -> dict[str, NoteRef]:
+        found = real_scan(directory)
+        if directory == other.paths.project_notes and not added:
+            added.append(other.add("written while the other process synced").memory.id)
+        return found
+
+    with Workspace.open(repo, home=home, sync_notes=False) as ws:
+        monkeypatch.setattr(sync_module, "scan", scan_then_other_writer_adds)
+        report = ws.sync()
+        assert report.removed == []
+        assert index_ids(repo) == set(added)
+    other.close()
