@@ -21,7 +21,8 @@ _TRACE_LINE_RE = re.compile(
         Traceback\ \(most\ recent\ call\ last\) |
         File\ ".*",\ line\ \d+ |
         at\ [\w$.<>\[\]/]+\s*\(.*\) | at\ [\w$.<>/]+:\d+ |
-        \w+(\.\w+)*(Error|Exception|Warning):.*\bline\b.* |
+        [\w.]*(Error|Exception|Warning|Panic)(:|\s*$) |
+        panic:\ | goroutine\ \d+ | \s*at\ .*\.(java|kt|scala):\d+ |
         \d{4}-\d\d-\d\d[ T]\d\d:\d\d |
         [\w./-]+:\d+:\d+ |
         \[?(DEBUG|INFO|WARN|WARNING|ERROR|TRACE)\]?\s |

@@ -1,0 +1,233 @@
+"""Ranking tests on real git repositories: one table per signal (DESIGN §4)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from tether.housekeeping import refresh_repo
+from tether.recall import Recaller
+from tether.store import Query
+from tether.workspace import Workspace
+
+
+def ids(result: object) -> list[str]:
+    return [r.memory.id for r in result.memories]  # type: ignore[attr-defined]
+
+
+def commit_together(repo: Path, paths: list[str], times: int, tag: str = "") -> None:
+    for n in range(times):
+        for path in paths:
+            target = repo / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(f"# {tag}{n}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"change {tag}{n}")
+
+
+def test_memory_naming_the_edited_file_beats_ten_word_sharers(ws: Workspace) -> None:
+    target = ws.add("Uploads must be chunked at 5 MB", category="gotcha", files=["src/app/upload.py"]).memory
+    for n in range(10):
+        ws.add(f"Retry policy note {n}: the upload retry loop and retry budget for uploads, variant {n}")
+    result = Recaller(ws).recall("fix the upload retry loop", ["src/app/upload.py"], record=False)
+    assert ids(result)[0] == target.id
+    assert "file" in result.memories[0].signals
+
+
+def test_sole_owner_beats_a_46_way_share(ws: Workspace) -> None:
+    (ws.root / "src" / "app" / "hot.py").write_text("x = 1\n")  # type: ignore[operator]
+    crowd = [
+        ws.add(f"Hot path rule {n} about caching layers", files=["src/app/hot.py"]).memory.id
+        for n in range(45)
+    ]
+    sole = ws.add("Only this memory knows about upload.py internals", files=["src/app/upload.py"]).memory
+    crowd.append(ws.add("Hot path rule 46 about caching layers", files=["src/app/hot.py"]).memory.id)
+    result = Recaller(ws).recall("", ["src/app/upload.py", "src/app/hot.py"], record=False, limit=3)
+    assert ids(result)[0] == sole.id
+    assert result.memories[0].signals["file"] == pytest.approx(0.40)
+    # The crowd's file magnitude sits on the floor's rarity curve: 0.25 + 0.15 / (1 + ln 46).
+    explained, _ = Recaller(ws).explain(crowd[0], "", ["src/app/hot.py"])
+    assert explained.magnitude["file"] == pytest.approx(0.2814, abs=1e-3)
+
+
+@pytest.mark.parametrize("together, expected", [(True, True), (False, False)])
+def test_cochange_neighbour_surfaces_only_when_files_change_together(
+    ws: Workspace, repo: Path, together: bool, expected: bool
+) -> None:
+    (repo / "src" / "app" / "b.py").write_text("y = 2\n")
+    (repo / "src" / "app" / "a.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a and b")
+    if together:
+        commit_together(repo, ["src/app/a.py", "src/app/b.py"], 4)
+    else:
+        commit_together(repo, ["src/app/a.py"], 4, "a")
+        commit_together(repo, ["src/app/b.py"], 4, "b")
+    on_b = ws.add("b.py must stay in sync with the schema", category="gotcha", files=["src/app/b.py"]).memory
+    refresh_repo(ws)
+    result = Recaller(ws).recall("", ["src/app/a.py"], record=False)
+    assert (on_b.id in ids(result)) is expected
+    if expected:
+        assert "co-change(src/app/b.py)" in result.memories[0].receipt
+
+
+def test_memory_follows_git_mv_and_loses_file_signal_after_git_rm(ws: Workspace, repo: Path) -> None:
+    memory = ws.add("Upload chunk size is 5 MB", files=["src/app/upload.py"]).memory
+    refresh_repo(ws)
+    git(repo, "mv", "src/app/upload.py", "src/app/transfer.py")
+    git(repo, "commit", "-q", "-m", "rename")
+    report = refresh_repo(ws)
+    assert report.renamed == [(memory.id, "src/app/upload.py", "src/app/transfer.py")]
+    moved = ws.get(memory.id)
+    assert moved.files == ("src/app/transfer.py",)
+    note = next((repo / ".tether" / "memories").glob(f"{memory.id}-*.md")).read_text()
+    assert "src/app/transfer.py" in note
+    assert ids(Recaller(ws).recall("", ["src/app/transfer.py"], record=False)) == [memory.id]
+
+    git(repo, "rm", "-q", "src/app/transfer.py")
+    git(repo, "commit", "-q", "-m", "remove")
+    refresh_repo(ws)
+    assert Recaller(ws).recall("", ["src/app/transfer.py"], record=False).memories == []
+    assert [m.id for m, _ in ws.dead_refs()] == [memory.id]
+
+
+def test_pasted_trace_with_question_in_last_line_finds_that_memory(ws: Workspace) -> None:
+    target = ws.add("The token refresh endpoint needs the client secret header").memory
+    ws.add("Database migrations run with alembic upgrade head")
+    ws.add("Frontend builds use vite with the legacy plugin")
+    frame = '  File "/srv/app/venv/lib/python3.11/site-packages/sqlalchemy/engine/base.py", line 1410, in execute\n'
+    trace = (
+        "Traceback (most recent call last):\n"
+        + frame * 30
+        + "sqlalchemy.exc.OperationalError: database locked\n"
+    )
+    prompt = trace + "\nwhy does the token refresh endpoint reject my request?"
+    assert len(prompt) > 3000
+    result = Recaller(ws).recall(prompt, record=False)
+    assert ids(result)[:1] == [target.id]
+    assert "alembic" not in result.query and "sqlalchemy" not in result.query
+
+
+def test_archived_superseded_and_cooled_down_memories_stay_out(ws: Workspace) -> None:
+    archived = ws.add("Upload limit is 10 MB for archived test", files=["src/app/upload.py"]).memory
+    ws.archive(archived.id)
+    old = ws.add("Upload limit is 20 MB", files=["src/app/upload.py"]).memory
+    new = ws.add(
+        "Upload limit is 50 MB since the CDN change", files=["src/app/upload.py"], supersedes=old.id
+    ).memory
+    recaller = Recaller(ws)
+    first = recaller.recall("upload limit", ["src/app/upload.py"], session="s", turn=1)
+    assert ids(first) == [new.id]
+    assert ids(recaller.recall("upload limit", ["src/app/upload.py"], session="s", turn=5)) == []
+    assert ids(recaller.recall("upload limit", ["src/app/upload.py"], session="s", turn=12)) == [new.id]
+    assert ids(recaller.recall("upload limit", ["src/app/upload.py"], session="other", turn=1)) == [new.id]
+    assert new.id in [r.memory.id for r in ws.search("upload limit")]
+    assert old.id not in [r.memory.id for r in ws.search("upload limit")]
+
+
+def test_high_priority_nudges_but_does_not_lift_irrelevant_over_relevant(ws: Workspace) -> None:
+    relevant = ws.add("Upload retries use exponential backoff", files=["src/app/upload.py"]).memory
+    loud = ws.add("Backoff constants are shared with the auth client", priority="high").memory
+    result = Recaller(ws).recall("upload backoff", ["src/app/upload.py"], record=False)
+    assert ids(result)[0] == relevant.id
+    explained, _ = Recaller(ws).explain(loud.id, "upload backoff", ["src/app/upload.py"])
+    assert explained.multiplier > 1.0
+
+
+def test_unrelated_prompt_injects_nothing(ws: Workspace) -> None:
+    ws.add("Upload retries use exponential backoff", files=["src/app/upload.py"])
+    ws.add("Deploys go through make ship-v2")
+    assert Recaller(ws).recall("make the login button blue", record=False).memories == []
+
+
+def test_same_content_in_project_and_user_scope_appears_once(ws: Workspace) -> None:
+    project = ws.add("Prefer ruff over flake8 for linting", category="pref").memory
+    ws.add("Prefer ruff over flake8 for linting", category="pref", scope="user")
+    result = Recaller(ws).recall("which linter should we prefer, ruff or flake8?", record=False)
+    assert ids(result) == [project.id]
+
+
+def test_recording_counts_surfacings_and_dry_run_does_not(ws: Workspace) -> None:
+    memory = ws.add("Uploads must be chunked", files=["src/app/upload.py"]).memory
+    Recaller(ws).recall("", ["src/app/upload.py"], record=False)
+    assert ws.store.telemetry([memory.id]) == {}
+    Recaller(ws).recall("", ["src/app/upload.py"], session="s1", turn=3)
+    telemetry = ws.store.telemetry([memory.id])[memory.id]
+    assert telemetry.surfaced == 1
+    event = next(ws.store.events(memory.id))
+    assert (event.event, event.session, event.turn) == ("surfaced", "s1", 3)
+
+
+def test_ignored_memory_is_penalized_and_used_one_is_not(ws: Workspace, repo: Path) -> None:
+    ignored = ws.add("Upload rule A about chunking", files=["src/app/upload.py"]).memory
+    used = ws.add("Upload rule B about chunking", files=["src/app/upload.py"]).memory
+    for turn in range(6):
+        Recaller(ws).recall("", ["src/app/upload.py"], session=f"s{turn}", turn=1)
+    ws.ack(used.id)
+    recaller = Recaller(ws)
+    a, _ = recaller.explain(ignored.id, "", ["src/app/upload.py"])
+    b, _ = recaller.explain(used.id, "", ["src/app/upload.py"])
+    assert a.magnitude["feedback"] == pytest.approx(-0.09)
+    assert b.magnitude["feedback"] > 0
+    assert b.score > a.score
+
+
+def test_recency_anchors_on_last_action_not_last_showing(repo: Path, home: Path) -> None:
+    now = [Workspace.open(repo, home=home).clock()]
+    ws = Workspace.open(repo, home=home, clock=lambda: now[0])
+    memory = ws.add("Upload rule about chunking", files=["src/app/upload.py"]).memory
+    now[0] += timedelta(days=120)
+    before, _ = Recaller(ws).explain(memory.id, "", ["src/app/upload.py"])
+    Recaller(ws).recall("", ["src/app/upload.py"], session="s", turn=1)  # shown: keeps nothing fresh
+    shown, _ = Recaller(ws).explain(memory.id, "", ["src/app/upload.py"])
+    ws.ack(memory.id)
+    acted, _ = Recaller(ws).explain(memory.id, "", ["src/app/upload.py"])
+    assert shown.magnitude["recency"] == pytest.approx(before.magnitude["recency"])
+    assert acted.magnitude["recency"] > shown.magnitude["recency"] * 3
+
+
+def test_budget_limits_characters_and_count(ws: Workspace) -> None:
+    for n in range(5):
+        ws.add(f"Upload gotcha {n}: " + "x" * 120, files=["src/app/upload.py"])
+    assert len(Recaller(ws).recall("", ["src/app/upload.py"], record=False).memories) == 3
+    assert len(Recaller(ws).recall("", ["src/app/upload.py"], record=False, budget=400).memories) == 2
+
+
+def test_directory_ref_matches_files_under_it(ws: Workspace) -> None:
+    memory = ws.add("Everything in src/app/ uses structured logging", files=["src/app/"]).memory
+    result = Recaller(ws).recall("", ["src/app/auth.py"], record=False)
+    assert ids(result) == [memory.id]
+    assert result.memories[0].receipt.startswith("dir(src/app/)")
+
+
+def test_works_outside_git(tmp_path: Path, home: Path) -> None:
+    from tether.project import init_project
+
+    plain = tmp_path / "plain"
+    (plain / "lib").mkdir(parents=True)
+    (plain / "lib" / "core.py").write_text("x = 1\n")
+    init_project(plain, home)
+    ws = Workspace.open(plain, home=home)
+    memory = ws.add(
+        "core.py is generated; edit the template", category="gotcha", files=["lib/core.py"]
+    ).memory
+    refresh_repo(ws)
+    assert ids(Recaller(ws).recall("", [str(plain / "lib" / "core.py")], record=False)) == [memory.id]
+    assert ws.find(Query())[0].id == memory.id
+
+
+def test_cli_recall_json_and_explain(tether, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    added = json.loads(tether("add", "Uploads are chunked", "-f", "src/app/upload.py", "--json").out)
+    out = json.loads(tether("recall", "--file", "src/app/upload.py", "--json", "--no-record").out)
+    first = out["memories"][0]
+    assert {"id", "summary", "category", "score", "signals"} <= set(first)
+    assert first["id"] == added["id"] and first["signals"]["file"] > 0.25
+    text = tether("explain", added["id"], "--file", "src/app/upload.py").out
+    assert "magnitude: file" in text and "rank 1" in text
+    assert tether("recall", "--channel", "x").code == 2
