@@ -271,9 +271,9 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
 @click.argument("memory_id")
 @click.option("--summary", help="New one-line summary.")
 @click.option("--details", "-d", help="New details; '-' reads standard input.")
-@click.option("--category", "-c", type=click.Choice(CATEGORIES))
+@click.option("--category", "-c", type=click.Choice(CATEGORIES), help="New category.")
 @click.option("--file", "-f", "files", multiple=True, help="Replace the file list (repeatable).")
-@click.option("--priority", type=click.Choice(PRIORITIES))
+@click.option("--priority", type=click.Choice(PRIORITIES), help="New priority.")
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 def edit(
     memory_id: str,
