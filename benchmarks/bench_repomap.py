@@ -141,7 +141,8 @@ def main() -> None:
 
     (repo / "pkg00/mod00.py").write_text("# one more\n")
     (repo / "pkg01/mod01.py").write_text("# one more\n")
-    git(repo, "commit", "-q", "-am", "one more")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one more")
     inc_t, inc = timed(rm.refresh)
     print(f"incremental: {inc}")
     noop_t, _ = timed(rm.refresh)
