@@ -1,0 +1,452 @@
+"""The MCP server, driven by the SDK's real client: a child process over stdio (and one over streamable HTTP),
+in a real git repository with `.tether/` notes, an index on disk and `TETHER_HOME` in a temporary directory."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
+
+from tether.errors import ValidationError
+from tether.mcp_server import INSTRUCTIONS, check_loopback, run
+from tether.project import init_project
+from tether.sqlite_store import SQLiteStore
+from tether.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = ("memory_search", "memory_get", "memory_add", "memory_remove", "memory_links", "memory_pin")
+# Built from parts so this file does not itself look like it leaks a credential.
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Project:
+    root: Path
+    home: Path
+    ids: dict[str, str]  # name → memory id
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"TETHER_HOME": str(self.home), **extra}
+
+    def store(self) -> SQLiteStore:
+        return SQLiteStore(self.root / ".tether" / "index.db")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def commit(root: Path, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """A repository whose README states wrong facts, and notes holding the true ones.
+
+    deploy/staging.yaml and Makefile changed together twice: co-change neighbours."""
+    root, home = tmp_path / "repo", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    readme = "# Shop\n\nStaging runs on port 8080 on host europa. Deploy with `make deploy`.\n"
+    commit(root, {"README.md": readme, "src/app.py": "print('hi')\n"}, "init")
+    commit(root, {"deploy/staging.yaml": "port: 6443\n", "Makefile": "ship-v2:\n\ttrue\n"}, "staging")
+    commit(
+        root,
+        {"deploy/staging.yaml": "port: 6443\nhost: callisto\n", "Makefile": "ship-v2:\n\t./ship\n"},
+        "ship",
+    )
+    init_project(root, home)
+    with Workspace.open(root, home=home) as ws:
+        port = ws.add(
+            "Staging API listens on port 6443 on host callisto (the README is out of date)",
+            details="Checked against deploy/staging.yaml.",
+            category="context",
+            files=["deploy/staging.yaml"],
+        ).memory
+        ship = ws.add(
+            "Deploys go out via `make ship-v2`; the old deploy target is gone",
+            category="decision",
+            files=["Makefile"],
+        ).memory
+        gotcha = ws.add(
+            "app.py prints at import time; never import it from tests",
+            details=f"Found while fixing the staging deploy, see [[{port.id}]].",
+            category="gotcha",
+            files=["src/app.py"],
+        ).memory
+    return Project(root, home, {"port": port.id, "ship": ship.id, "gotcha": gotcha.id})
+
+
+@asynccontextmanager
+async def connect(root: Path, env: dict[str, str], errlog: Path) -> AsyncIterator[Client]:
+    """A real MCP client talking to `python -m tether.mcp_server` spawned in `root`."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tether.mcp_server"], env=env, cwd=str(root)
+    )
+    with errlog.open("a", encoding="utf-8") as log:
+        async with Client(stdio_client(params, errlog=log), read_timeout_seconds=60) as client:
+            yield client
+
+
+@asynccontextmanager
+async def serve(project: Project, **env: str) -> AsyncIterator[Client]:
+    async with connect(project.root, project.env(**env), project.root.parent / "server.log") as client:
+        yield client
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def fails(client: Client, tool: str, args: dict[str, Any]) -> str:
+    """Call a tool that must fail with a tool error (not a crash); its message."""
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return text(result)
+
+
+def text(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def search_ids(client: Client, query: str, **args: Any) -> list[str]:
+    found = await call(client, "memory_search", {"query": query, **args})
+    return [hit["id"] for hit in found["results"]]
+
+
+# -- listing --------------------------------------------------------------------------------------
+
+
+async def test_tools_are_listed_with_annotations_schemas_and_instructions(project: Project) -> None:
+    async with serve(project) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        instructions = client.instructions
+    assert set(tools) == set(TOOLS)
+    assert instructions == INSTRUCTIONS
+    assert len(INSTRUCTIONS) < 400
+    assert all(word in INSTRUCTIONS for word in ("memory_search", "memory_get", "memory_add"))
+    hints = {name: tool.annotations for name, tool in tools.items()}
+    for name in ("memory_search", "memory_get", "memory_links"):
+        assert hints[name] is not None and hints[name].read_only_hint is True, name
+    for name in ("memory_add", "memory_remove", "memory_pin"):
+        assert hints[name] is not None and hints[name].read_only_hint is False, name
+    remove = hints["memory_remove"]
+    assert remove is not None and remove.destructive_hint is True and remove.idempotent_hint is True
+    pin = hints["memory_pin"]
+    assert pin is not None and pin.destructive_hint is False and pin.idempotent_hint is True
+    required = {name: set(tool.input_schema.get("required", [])) for name, tool in tools.items()}
+    assert required == {
+        "memory_search": {"query"},
+        "memory_get": {"id"},
+        "memory_add": {"summary"},
+        "memory_remove": {"id"},
+        "memory_links": {"id"},
+        "memory_pin": {"id"},
+    }
+    category = tools["memory_add"].input_schema["properties"]["category"]
+    assert category["enum"] == ["pref", "decision", "gotcha", "context"]
+    for name, tool in tools.items():
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
+        assert tool.description, name
+
+
+async def test_the_handshake_does_not_open_the_index(project: Project) -> None:
+    index = project.root / ".tether" / "index.db"
+    for derived in index.parent.glob("index.db*"):
+        derived.unlink()  # derived: rebuilt from the notes on the first call
+    async with serve(project) as client:
+        await client.list_tools()
+        assert not index.exists()
+        assert project.ids["port"] in await search_ids(client, "staging port")
+    assert index.exists()
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+async def test_search_returns_short_results_and_get_the_full_text(project: Project) -> None:
+    async with serve(project, TETHER_SESSION="session-1") as client:
+        found = await call(client, "memory_search", {"query": "which port does staging listen on"})
+        hit = found["results"][0]
+        assert hit["id"] == project.ids["port"]
+        assert set(hit) == {"id", "summary", "category", "score", "receipt", "has_details"}
+        assert hit["has_details"] is True and "text" in hit["receipt"]
+        assert "Checked against" not in str(found)  # full text only from memory_get
+        full = await call(client, "memory_get", {"id": project.ids["port"]})
+    assert full["details"] == "Checked against deploy/staging.yaml."
+    assert full["files"] == ["deploy/staging.yaml"]
+    assert full["status"] == "active"
+    assert full["note"].startswith(".tether/memories/")
+    store = project.store()
+    try:
+        telemetry = store.telemetry([project.ids["port"]])[project.ids["port"]]
+        assert telemetry.acted == 1 and telemetry.surfaced == 0  # searching records nothing
+        events = [e for e in store.events(project.ids["port"]) if e.event == "acted"]
+        assert [(e.session, e.receipts) for e in events] == [("session-1", {"via": "memory_get"})]
+        state = store.session_state("session-1")
+        assert state is not None and state["memory_tools"]["calls"] == 2
+    finally:
+        store.close()
+
+
+async def test_without_a_session_id_no_session_is_recorded(project: Project) -> None:
+    async with serve(project) as client:
+        await call(client, "memory_get", {"id": project.ids["port"]})
+    store = project.store()
+    try:
+        assert store.session_count() == 0
+        assert store.telemetry([project.ids["port"]])[project.ids["port"]].acted == 1
+    finally:
+        store.close()
+
+
+async def test_the_true_notes_answer_the_question_the_readme_gets_wrong(project: Project) -> None:
+    question = "what port does staging run on, which host do we deploy to, and with what command?"
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": question})
+    ids = [hit["id"] for hit in found["results"]]
+    assert {project.ids["port"], project.ids["ship"]} <= set(ids[:3]), found
+    summaries = " ".join(hit["summary"] for hit in found["results"])
+    assert "6443" in summaries and "callisto" in summaries and "make ship-v2" in summaries
+    assert "8080" not in summaries and "europa" not in summaries
+
+
+async def test_links_go_both_ways_and_reach_co_change_neighbours(project: Project) -> None:
+    async with serve(project) as client:
+        port = await call(client, "memory_links", {"id": project.ids["port"]})
+        gotcha = await call(client, "memory_links", {"id": project.ids["gotcha"]})
+    assert [m["id"] for m in port["linked_from"]] == [project.ids["gotcha"]]
+    assert [m["id"] for m in gotcha["links_to"]] == [project.ids["port"]]
+    assert port["links_to"] == [] and gotcha["linked_from"] == []
+    assert port["files"] == ["deploy/staging.yaml"]
+    neighbours = {n["file"]: n for n in port["co_change"]}
+    assert neighbours["Makefile"]["changes_with"] == "deploy/staging.yaml"
+    assert [m["id"] for m in neighbours["Makefile"]["memories"]] == [project.ids["ship"]]
+    assert gotcha["co_change"] == []  # src/app.py changed once, alone
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+async def test_add_writes_a_note_that_search_then_finds(project: Project) -> None:
+    args = {
+        "summary": "Payments retry three times with jittered backoff",
+        "details": "Keep retries idempotent: see [[" + project.ids["gotcha"] + "]].",
+        "category": "decision",
+        "files": ["src/app.py"],
+    }
+    async with serve(project) as client:
+        added = await call(client, "memory_add", args)
+        assert added["created"] is True and added["files"] == ["src/app.py"]
+        assert added["id"] in await search_ids(client, "payments retry backoff")
+        again = await call(client, "memory_add", args)
+        assert (again["id"], again["created"]) == (added["id"], False)
+        # A note written by someone else while the server runs is found on the next call.
+        with Workspace.open(project.root, home=project.home) as ws:
+            other = ws.add("Invoices are rendered by weasyprint", category="context").memory
+        assert other.id in await search_ids(client, "invoices weasyprint")
+    notes = list((project.root / ".tether" / "memories").glob(f"{added['id']}-*.md"))
+    assert len(notes) == 1 and "jittered backoff" in notes[0].read_text(encoding="utf-8")
+    with Workspace.open(project.root, home=project.home) as ws:
+        assert ws.get(added["id"]).origin == "agent"
+
+
+async def test_add_can_supersede_a_memory(project: Project) -> None:
+    async with serve(project) as client:
+        added = await call(
+            client,
+            "memory_add",
+            {"summary": "Deploys go out via `make ship-v3` since March", "supersedes": project.ids["ship"]},
+        )
+        assert "supersedes" in added["message"]
+        assert project.ids["ship"] not in await search_ids(client, "deploys make ship")
+        old = await call(client, "memory_get", {"id": project.ids["ship"]})
+    assert old["status"] == "superseded" and old["superseded_by"] == [added["id"]]
+
+
+async def test_remove_archives_and_get_still_reads_it(project: Project) -> None:
+    gotcha = project.ids["gotcha"]
+    async with serve(project) as client:
+        assert gotcha in await search_ids(client, "import app.py tests")
+        removed = await call(client, "memory_remove", {"id": gotcha, "reason": "app.py was fixed"})
+        assert removed["status"] == "archived" and "tether restore" in removed["message"]
+        assert gotcha not in await search_ids(client, "import app.py tests")
+        assert (await call(client, "memory_get", {"id": gotcha}))["status"] == "archived"
+        assert (await call(client, "memory_remove", {"id": gotcha}))["status"] == "archived"  # idempotent
+    with Workspace.open(project.root, home=project.home) as ws:
+        assert ws.restore(gotcha).status == "active"  # reversible
+
+
+async def test_pin_and_unpin(project: Project) -> None:
+    ship = project.ids["ship"]
+    async with serve(project) as client:
+        assert (await call(client, "memory_pin", {"id": ship}))["pinned"] is True
+        assert (await call(client, "memory_get", {"id": ship}))["pinned"] is True
+        assert (await call(client, "memory_pin", {"id": ship, "pinned": False}))["pinned"] is False
+    note = next((project.root / ".tether" / "memories").glob(f"{ship}-*.md"))
+    assert "pinned: false" in note.read_text(encoding="utf-8")
+    store = project.store()
+    try:
+        vias = [e.receipts["via"] for e in store.events(ship) if e.event == "acted"]
+        assert sorted(vias) == ["memory_get", "pin", "unpin"]
+    finally:
+        store.close()
+
+
+async def test_argument_aliases_models_guess(project: Project) -> None:
+    async with serve(project) as client:
+        by_q = await call(client, "memory_search", {"q": "staging port callisto", "k": 1})
+        assert [h["id"] for h in by_q["results"]] == [project.ids["port"]]
+        by_top_k = await call(client, "memory_search", {"query": "deploy", "top_k": 1})
+        assert len(by_top_k["results"]) == 1
+        by_path = await call(client, "memory_search", {"query": "what should I know", "path": "src/app.py"})
+        assert by_path["results"][0]["id"] == project.ids["gotcha"]
+        assert by_path["results"][0]["receipt"].startswith("file")
+        by_file = await call(client, "memory_search", {"q": "", "file": ["Makefile"]})
+        assert [h["id"] for h in by_file["results"]] == [project.ids["ship"]]
+        got = await call(client, "memory_get", {"memory_id": project.ids["ship"]})
+        assert got["id"] == project.ids["ship"]
+        added = await call(client, "memory_add", {"text": "Use ruff format, not black", "path": "src/app.py"})
+        assert added["files"] == ["src/app.py"]
+
+
+BAD_CALLS = [
+    ("memory_get", {"id": "0badc0de"}, "no memory 0badc0de"),
+    ("memory_get", {"id": "zzz"}, "8 hex characters"),
+    ("memory_get", {}, "Field required"),
+    ("memory_pin", {"id": "0badc0de"}, "memory_search finds ids"),
+    ("memory_remove", {"id": "not-an-id"}, "invalid memory id"),
+    ("memory_links", {"memory_id": "0badc0de"}, "no memory 0badc0de"),
+    ("memory_search", {"query": "x", "category": "fact"}, "'pref', 'decision', 'gotcha' or 'context'"),
+    ("memory_search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
+    ("memory_search", {"query": "  "}, "query is empty"),
+    ("memory_add", {"summary": "x" * 200}, "the limit is 160: shorten it and put the rest in `details`"),
+    ("memory_add", {"summary": "two\nlines"}, "one line"),
+    ("memory_add", {"summary": ""}, "summary is empty"),
+    ("memory_add", {"summary": "ok", "category": "fact"}, "'pref', 'decision', 'gotcha' or 'context'"),
+    ("memory_add", {"summary": f"the deploy key is {AWS_KEY}"}, "looks like a credential"),
+    ("memory_add", {"summary": "ok", "files": ["../outside.py"]}, "outside the repository"),
+    ("memory_add", {"summary": "ok", "supersedes": "0badc0de"}, "no memory 0badc0de"),
+    ("memory_add", {"summary": "ok", "scope": "session"}, "TETHER_SESSION"),
+]
+
+
+async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(project: Project) -> None:
+    async with serve(project) as client:
+        for tool, args, expected in BAD_CALLS:
+            message = await fails(client, tool, args)
+            assert expected in message, (tool, args, message)
+            assert project.ids["port"] in await search_ids(client, "staging port")
+        assert "--" not in await fails(client, "memory_add", {"summary": "x" * 200})  # no CLI flags
+    with Workspace.open(project.root, home=project.home) as ws:
+        assert len(ws.find()) == 3  # nothing was written
+
+
+async def test_without_a_project_add_says_to_init_and_user_memory_still_works(tmp_path: Path) -> None:
+    root, home = tmp_path / "bare", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    git(root, "init", "-q")
+    project = Project(root, home, {})
+    async with serve(project) as client:
+        message = await fails(client, "memory_add", {"summary": "Prefer small commits"})
+        assert "tether init" in message and 'scope="user"' in message
+        added = await call(client, "memory_add", {"summary": "Prefer small commits", "scope": "user"})
+        assert added["id"] in await search_ids(client, "small commits")
+        # `tether init` while the server runs: project memory works from the next call.
+        init_project(root, home)
+        assert (await call(client, "memory_add", {"summary": "Prefer small commits here"}))[
+            "scope"
+        ] == "project"
+    assert len(list((root / ".tether" / "memories").glob("*.md"))) == 1
+
+
+# -- streamable HTTP --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise AssertionError(f"the HTTP server exited with {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {deadline}s")
+
+
+async def test_streamable_http_on_loopback(project: Project) -> None:
+    port = free_port()
+    code = f"from pathlib import Path; from tether.mcp_server import run; run(Path({str(project.root)!r}), http=True, port={port})"
+    log = (project.root.parent / "http.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], env={**os.environ, **project.env()}, stdout=log, stderr=log
+    )
+    try:
+        wait_for_port(port, process)
+        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == set(TOOLS)
+            assert project.ids["port"] in await search_ids(client, "staging port")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.com", ""])
+def test_http_refuses_a_host_off_loopback(host: str, tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="loopback only"):
+        run(tmp_path, http=True, host=host, port=free_port())
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_loopback_hosts_are_accepted(host: str) -> None:
+    assert check_loopback(host) == host
+
+
+def test_module_entry_point_refuses_a_public_host(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tether.mcp_server", "--http", "--host", "0.0.0.0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "loopback only" in done.stderr
