@@ -67,26 +67,48 @@ def refresh_repo(ws: Workspace) -> Housekeeping:
 
 
 def maintain(ws: Workspace) -> Housekeeping:
-    """Everything session start does, as a report (also `tether maintain`)."""
-    from tether.lifecycle import archive_pass, cleanup_hint
-    from tether.rules import resync_if_changed
+    """Everything session start does, as a report (also `tether maintain`).
 
-    report = refresh_repo(ws)
-    report.archived = archive_pass(ws)
-    resync_if_changed(ws)
-    hint = cleanup_hint(ws)
+    Each pass is independent: one that fails is logged and the others still run, so a problem in, say,
+    a rule file never costs the agent its pinned memories."""
+    report = Housekeeping()
+
+    def repo() -> None:
+        report.renamed = refresh_repo(ws).renamed
+
+    def archive() -> None:
+        from tether.lifecycle import archive_pass
+
+        report.archived = archive_pass(ws)
+
+    def rules() -> None:
+        from tether.rules import resync_if_changed
+
+        resync_if_changed(ws)
+
+    def cleanup() -> None:
+        from tether.lifecycle import cleanup_hint
+
+        hint = cleanup_hint(ws)
+        if hint:
+            report.hints.append(hint)
+
+    for name, step in (("repo map", repo), ("archive", archive), ("rules", rules), ("cleanup", cleanup)):
+        try:
+            step()
+        except Exception:
+            ws.log(f"housekeeping: the {name} pass failed", exc=True)
     if report.renamed:
         moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
-        report.hints.append(
-            f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves})."
+        report.hints.insert(
+            0, f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves})."
         )
     if report.archived:
-        report.hints.append(
+        report.hints.insert(
+            0,
             f"tether: archived {len(report.archived)} memories that were shown 6+ times over 45+ "
-            "days and never used (`tether list --archived`, `tether restore ID`)."
+            "days and never used (`tether list --archived`, `tether restore ID`).",
         )
-    if hint:
-        report.hints.append(hint)
     return report
 
 

@@ -1,0 +1,352 @@
+"""Hook tests with the JSON the agents really send (absolute paths included), run as real processes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.hooks import main as hook_main
+from tether.workspace import Workspace
+
+TRAP_PROMPT = "what port does staging run on, which host do we deploy to, and with what command?"
+
+
+def run_hook(
+    agent: str, event: str, payload: Any, cwd: Path, home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    body = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "tether", "hook", agent, event],
+        input=body,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TETHER_HOME": str(home), **(env or {})},
+    )
+
+
+def claude(event: str, repo: Path, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": str(repo / "t.jsonl"),
+        "cwd": str(repo),
+        "hook_event_name": event,
+        **extra,
+    }
+
+
+def context_of(out: str) -> str:
+    return str(json.loads(out)["hookSpecificOutput"].get("additionalContext", "")) if out.strip() else ""
+
+
+@pytest.fixture
+def trap(repo: Path, ws: Workspace) -> Path:
+    (repo / "README.md").write_text("Staging runs on port 8080 on host europa. Deploy with ./deploy.sh\n")
+    ws.add("Staging API is on port 6443, deploys land on host callisto", category="context")
+    ws.add("Deploys go exclusively through make ship-v2, never raw rsync", category="decision")
+    return repo
+
+
+def test_trap_prompt_injects_the_true_facts_and_none_of_the_readme(trap: Path, home: Path) -> None:
+    done = run_hook(
+        "claude", "UserPromptSubmit", claude("UserPromptSubmit", trap, prompt=TRAP_PROMPT), trap, home
+    )
+    assert done.returncode == 0, done.stderr
+    text = context_of(done.stdout)
+    assert text.startswith("=== Project memory (auto-recalled) ===")
+    for fact in ("6443", "callisto", "make ship-v2"):
+        assert fact in text
+    for lie in ("8080", "europa", "deploy.sh"):
+        assert lie not in text
+    assert "memory_get" in text.splitlines()[-1]
+
+
+def test_prompt_with_empty_memory_injects_the_fallback(repo: Path, home: Path) -> None:
+    done = run_hook(
+        "claude", "UserPromptSubmit", claude("UserPromptSubmit", repo, prompt="fix the bug"), repo, home
+    )
+    assert "memory_search" in context_of(done.stdout)
+
+
+def test_read_injects_the_files_gotchas_once(repo: Path, ws: Workspace, home: Path) -> None:
+    gotcha = ws.add(
+        "upload() must stream, never buffer whole files", category="gotcha", files=["src/app/upload.py"]
+    ).memory
+    ws.add("Uploads go to the eu bucket", category="context", files=["src/app/upload.py"])
+    path = str(repo / "src" / "app" / "upload.py")
+    payload = claude(
+        "PostToolUse",
+        repo,
+        tool_name="Read",
+        tool_input={"file_path": path},
+        tool_use_id="t1",
+        tool_response={"type": "text", "file": {"filePath": path, "content": "x", "numLines": 1}},
+    )
+    first = context_of(run_hook("claude", "PostToolUse", payload, repo, home).stdout)
+    assert (
+        first
+        == f'· gotcha "upload() must stream, never buffer whole files" [{gotcha.id}] — review before editing'
+    )
+    assert run_hook("claude", "PostToolUse", payload, repo, home).stdout == ""  # cooldown: said once
+
+
+@pytest.mark.parametrize(
+    "mode, priority, first, second",
+    [
+        ("auto", "high", "deny", ""),
+        ("auto", "normal", "context", ""),
+        ("deny-once", "normal", "deny", ""),
+        ("context", "high", "context", ""),
+        ("off", "high", "", ""),
+    ],
+)
+def test_edit_guard_modes(
+    repo: Path, ws: Workspace, home: Path, tether: Any, mode: str, priority: str, first: str, second: str
+) -> None:
+    assert tether("config", "guard.mode", mode).code == 0
+    ws.add(
+        "auth.py tokens expire after 5 minutes",
+        category="gotcha",
+        files=["src/app/auth.py"],
+        priority=priority,
+    )
+    edit = claude(
+        "PreToolUse",
+        repo,
+        tool_name="Edit",
+        tool_use_id="t2",
+        tool_input={
+            "file_path": str(repo / "src/app/auth.py"),
+            "old_string": "a",
+            "new_string": "b",
+            "replace_all": False,
+        },
+    )
+
+    def outcome(out: str) -> str:
+        if not out:
+            return ""
+        data = json.loads(out)["hookSpecificOutput"]
+        if data.get("permissionDecision") == "deny":
+            assert "tokens expire after 5 minutes" in data["permissionDecisionReason"]
+            return "deny"
+        return "context"
+
+    assert outcome(run_hook("claude", "PreToolUse", edit, repo, home).stdout) == first
+    assert outcome(run_hook("claude", "PreToolUse", edit, repo, home).stdout) == second
+
+
+def test_gotcha_seen_on_read_is_not_denied_on_edit(repo: Path, ws: Workspace, home: Path) -> None:
+    ws.add(
+        "auth.py tokens expire after 5 minutes", category="gotcha", files=["src/app/auth.py"], priority="high"
+    )
+    path = str(repo / "src/app/auth.py")
+    run_hook(
+        "claude",
+        "PostToolUse",
+        claude("PostToolUse", repo, tool_name="Read", tool_input={"file_path": path}, tool_response={}),
+        repo,
+        home,
+    )
+    edit = claude("PreToolUse", repo, tool_name="Write", tool_input={"file_path": path, "content": "x"})
+    assert run_hook("claude", "PreToolUse", edit, repo, home).stdout == ""
+
+
+def test_touched_files_feed_the_next_prompt(repo: Path, ws: Workspace, home: Path) -> None:
+    memory = ws.add("upload.py chunk size is 5 MB", files=["src/app/upload.py"]).memory
+    path = str(repo / "src/app/upload.py")
+    run_hook(
+        "claude",
+        "PostToolUse",
+        claude(
+            "PostToolUse",
+            repo,
+            tool_name="Edit",
+            tool_input={"file_path": path, "old_string": "1", "new_string": "2"},
+            tool_response={"filePath": path},
+        ),
+        repo,
+        home,
+    )
+    done = run_hook(
+        "claude", "UserPromptSubmit", claude("UserPromptSubmit", repo, prompt="now add tests"), repo, home
+    )
+    assert memory.id in context_of(done.stdout)
+
+
+def test_memory_tool_use_silences_hints(repo: Path, ws: Workspace, home: Path) -> None:
+    ws.add("upload() must stream", category="gotcha", files=["src/app/upload.py"])
+    run_hook(
+        "claude",
+        "PostToolUse",
+        claude(
+            "PostToolUse",
+            repo,
+            tool_name="mcp__tether__memory_search",
+            tool_input={"query": "upload"},
+            tool_response={},
+        ),
+        repo,
+        home,
+    )
+    read = claude(
+        "PostToolUse",
+        repo,
+        tool_name="Read",
+        tool_input={"file_path": str(repo / "src/app/upload.py")},
+        tool_response={},
+    )
+    assert run_hook("claude", "PostToolUse", read, repo, home).stdout == ""
+
+
+def test_session_start_injects_pinned_and_refreshes_the_repo_map(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    pinned = ws.add("Run make test before committing", category="pref", pinned=True).memory
+    done = run_hook("claude", "SessionStart", claude("SessionStart", repo, source="startup"), repo, home)
+    assert done.returncode == 0
+    text = context_of(done.stdout)
+    assert pinned.id in text and "★" in text
+    conn = sqlite3.connect(repo / ".tether" / "index.db")
+    assert conn.execute("SELECT count(*) FROM migrations").fetchone()[0] >= 2
+
+
+@pytest.mark.parametrize(
+    "agent, event, payload, expect",
+    [
+        ("codex", "UserPromptSubmit", {"prompt": TRAP_PROMPT}, "hookSpecificOutput"),
+        ("gemini", "BeforeAgent", {"prompt": TRAP_PROMPT}, "hookSpecificOutput"),
+        ("cursor", "beforeSubmitPrompt", {"prompt": TRAP_PROMPT}, "continue"),
+    ],
+)
+def test_other_agents_prompt_events(
+    trap: Path, home: Path, agent: str, event: str, payload: dict[str, Any], expect: str
+) -> None:
+    body = {"session_id": "s", "cwd": str(trap), "hook_event_name": event, **payload}
+    if agent == "cursor":
+        body = {"conversation_id": "c", "workspace_roots": [str(trap)], "hook_event_name": event, **payload}
+    done = run_hook(agent, event, body, trap, home)
+    data = json.loads(done.stdout)
+    assert expect in data
+    if expect == "hookSpecificOutput":
+        assert "callisto" in data["hookSpecificOutput"]["additionalContext"]
+
+
+def test_codex_apply_patch_guard_and_cursor_deny(repo: Path, ws: Workspace, home: Path) -> None:
+    ws.add(
+        "auth.py tokens expire after 5 minutes", category="gotcha", files=["src/app/auth.py"], priority="high"
+    )
+    patch = "*** Begin Patch\n*** Update File: src/app/auth.py\n@@\n-a\n+b\n*** End Patch"
+    done = run_hook(
+        "codex",
+        "PreToolUse",
+        {
+            "session_id": "x",
+            "cwd": str(repo),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "apply_patch",
+            "tool_input": {"command": patch},
+        },
+        repo,
+        home,
+    )
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    done = run_hook(
+        "cursor",
+        "preToolUse",
+        {
+            "conversation_id": "c2",
+            "workspace_roots": [str(repo)],
+            "hook_event_name": "preToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(repo / "src/app/auth.py")},
+        },
+        repo,
+        home,
+    )
+    assert json.loads(done.stdout)["permission"] == "deny"
+    done = run_hook(
+        "gemini",
+        "BeforeTool",
+        {
+            "session_id": "g",
+            "cwd": str(repo),
+            "hook_event_name": "BeforeTool",
+            "tool_name": "replace",
+            "tool_input": {"file_path": str(repo / "src/app/auth.py")},
+        },
+        repo,
+        home,
+    )
+    assert json.loads(done.stdout)["decision"] == "deny"
+
+
+def _corrupt(repo: Path) -> None:
+    (repo / ".tether" / "index.db").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (repo / ".tether" / f"index.db{suffix}").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "malformed-json",
+        "not-object",
+        "no-project",
+        "corrupt-index",
+        "locked-index",
+        "unknown-event",
+        "exception",
+    ],
+)
+def test_fail_open(case: str, repo: Path, ws: Workspace, home: Path, tmp_path: Path) -> None:
+    ws.add("upload() must stream", category="gotcha", files=["src/app/upload.py"])
+    ws.close()
+    payload: Any = claude("UserPromptSubmit", repo, prompt="hello there upload")
+    event, cwd, env = "UserPromptSubmit", repo, {"TETHER_HOOK_DEADLINE": "1.5"}
+    holder = None
+    if case == "malformed-json":
+        payload = '{"session_id": "s", "prompt": '
+    elif case == "not-object":
+        payload = "[1, 2, 3]"
+    elif case == "no-project":
+        cwd = tmp_path / "elsewhere"
+        cwd.mkdir()
+        payload = claude("UserPromptSubmit", cwd, prompt="hello")
+    elif case == "corrupt-index":
+        _corrupt(repo)
+    elif case == "locked-index":
+        holder = sqlite3.connect(repo / ".tether" / "index.db", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+    elif case == "unknown-event":
+        event = "NoSuchEvent"
+    elif case == "exception":
+        payload = claude("UserPromptSubmit", repo, prompt=None)
+        payload["session_id"] = {"not": "a string"}
+        env["TETHER_HOOK_DEADLINE"] = "not a number"
+    try:
+        done = run_hook("claude", event, payload, cwd, home, env)
+    finally:
+        if holder is not None:
+            holder.close()
+    assert done.returncode == 0
+    if case != "exception":
+        assert done.stdout == ""
+    if case in ("malformed-json", "corrupt-index", "locked-index", "unknown-event", "not-object"):
+        log = (repo / ".tether" / "logs" / "hooks.log").read_text()
+        assert len(log.strip().splitlines()) == 1
+
+
+def test_hook_main_in_process_never_raises(repo: Path, home: Path) -> None:
+    out = io.StringIO()
+    assert hook_main(["claude", "UserPromptSubmit"], stdin=io.StringIO("{oops"), stdout=out) == 0
+    assert out.getvalue() == ""
