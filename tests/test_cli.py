@@ -1,0 +1,275 @@
+"""The `tether` command: in-process through `tether.cli.main` for most paths, real subprocesses for a few."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import TETHER_BIN, Run, index_ids, make_git_repo, note_files
+
+Tether = Callable[..., Run]
+
+
+def add_json(tether: Tether, *args: str, input: str | None = None) -> dict[str, object]:
+    run = tether("add", *args, "--json", input=input)
+    assert run.code == 0, run.err
+    data = json.loads(run.out)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_add_json_prints_an_object_with_id(repo: Path, tether: Tether) -> None:
+    data = add_json(
+        tether,
+        "Staging API listens on 6443",
+        "-c",
+        "gotcha",
+        "-f",
+        "src/app/upload.py",
+        "-f",
+        "docs",
+        "--priority",
+        "high",
+        "--pin",
+    )
+    assert isinstance(data["id"], str) and len(data["id"]) == 8
+    assert data["category"] == "gotcha" and data["files"] == ["src/app/upload.py", "docs/"]
+    assert data["pinned"] is True and data["priority"] == "high" and data["new"] is True
+    assert isinstance(data["created"], str) and data["created"].endswith("Z")  # a timestamp, not a flag
+    again = add_json(tether, "staging api listens on 6443")
+    assert again["id"] == data["id"] and again["new"] is False
+
+
+def test_add_details_from_stdin_and_scope(repo: Path, home: Path, tether: Tether) -> None:
+    data = add_json(tether, "Long story", "--details", "-", "--scope", "user", input="line one\n\nline two\n")
+    assert data["details"] == "line one\n\nline two" and data["scope"] == "user"
+    assert len(list((home / "memories").glob("*.md"))) == 1
+
+
+def test_add_supersedes(repo: Path, tether: Tether) -> None:
+    old = add_json(tether, "Use yarn")
+    new = add_json(tether, "Use pnpm", "--supersedes", str(old["id"]))
+    assert new["supersedes"] == old["id"]
+    listed = json.loads(tether("list", "--superseded", "--json").out)
+    assert [m["id"] for m in listed] == [old["id"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["add", "x" * 161], 1, "put the rest in --details"),
+        (["add", "two\nlines"], 1, "--details"),
+        (["add", "ok", "-f", "../escape.py"], 1, "outside the repository"),
+        (["add", "ok", "--supersedes", "zz"], 1, "8 hex characters"),
+        (["add", "token " + "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"], 1, "GitHub token"),
+        (["add", "ok", "--category", "rumour"], 2, "'pref', 'decision', 'gotcha', 'context'"),
+        (["add", "ok", "--scope", "team"], 2, "'project', 'user', 'session'"),
+        (["add"], 2, "Missing argument"),
+        (["frobnicate"], 2, "No such command"),
+        (["get", "0000ffff"], 1, "no memory 0000ffff"),
+        (["get", "nope"], 1, "8 hex characters"),
+        (["rm", "0000ffff"], 1, "no memory 0000ffff"),
+        (["search", "x", "--limit", "0"], 2, "--limit"),
+    ],
+)
+def test_errors_and_exit_codes(repo: Path, tether: Tether, args: list[str], code: int, message: str) -> None:
+    run = tether(*args)
+    assert run.code == code, (run.out, run.err)
+    assert message in run.err
+    assert "Traceback" not in run.err
+    assert note_files(repo) == [] and index_ids(repo) == set()
+
+
+def test_add_outside_a_project_says_run_init(
+    tmp_path: Path, home: Path, tether: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = make_git_repo(tmp_path / "plain")
+    monkeypatch.chdir(plain)
+    run = tether("add", "where does this go")
+    assert run.code == 1 and "run `tether init`" in run.err
+
+
+def test_get_and_list_filters(repo: Path, tether: Tether) -> None:
+    a = add_json(tether, "Pref A", "-c", "pref", "-f", "Makefile")
+    b = add_json(tether, "Gotcha B", "-c", "gotcha", "--pin")
+    c = add_json(tether, "Context C")
+    assert tether("rm", str(c["id"])).code == 0
+
+    def ids(*args: str) -> list[object]:
+        run = tether("list", *args, "--json")
+        assert run.code == 0, run.err
+        return sorted(m["id"] for m in json.loads(run.out))  # same-second adds order by id
+
+    assert ids() == sorted([a["id"], b["id"]])
+    assert ids("--category", "gotcha") == [b["id"]]
+    assert ids("--pinned") == [b["id"]]
+    assert ids("--file", "Makefile") == [a["id"]]
+    assert ids("--file", str(repo / "Makefile")) == [a["id"]]
+    assert ids("--archived") == [c["id"]]
+    assert ids("--all") == sorted([a["id"], b["id"], c["id"]])
+    got = json.loads(tether("get", str(a["id"]), "--json").out)
+    assert got["summary"] == "Pref A" and got["chain"] == []
+    text = tether("get", str(b["id"])).out
+    assert text.startswith(f"{b['id']}  [gotcha] Gotcha B  (pinned)")
+
+
+def test_search_finds_by_words_and_file(repo: Path, tether: Tether) -> None:
+    hit = add_json(tether, "Upload retries use exponential backoff", "-f", "src/app/upload.py")
+    add_json(tether, "Docs are built with mkdocs")
+    run = tether("search", "backoff", "--json")
+    assert run.code == 0 and [r["id"] for r in json.loads(run.out)] == [hit["id"]]
+    empty = tether("search", "kubernetes")
+    assert empty.code == 0 and "no matches" in empty.err
+
+
+def test_edit_with_flags(repo: Path, tether: Tether) -> None:
+    memory = add_json(tether, "Edit me")
+    run = tether("edit", str(memory["id"]), "--summary", "Edited", "--priority", "high", "-f", "docs/")
+    assert run.code == 0, run.err
+    got = json.loads(tether("get", str(memory["id"]), "--json").out)
+    assert (got["summary"], got["priority"], got["files"]) == ("Edited", "high", ["docs/"])
+    bad = tether("edit", str(memory["id"]), "--summary", "a\nb")
+    assert bad.code == 1 and "--details" in bad.err
+
+
+def editor_script(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "fake-editor.sh"
+    script.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_edit_in_editor(repo: Path, tmp_path: Path, tether: Tether) -> None:
+    memory = add_json(tether, "Opened in the editor")
+    editor = editor_script(
+        tmp_path,
+        'sed -i "s/Opened in the editor/Changed in the editor/" "$1"\necho "Body from editor" >> "$1"\n',
+    )
+    run = tether("edit", str(memory["id"]), env={"EDITOR": editor, "VISUAL": None})
+    assert run.code == 0, run.err
+    got = json.loads(tether("get", str(memory["id"]), "--json").out)
+    assert got["summary"] == "Changed in the editor" and "Body from editor" in got["details"]
+
+
+def test_edit_in_editor_that_breaks_the_note_keeps_it(repo: Path, tmp_path: Path, tether: Tether) -> None:
+    memory = add_json(tether, "Will be broken")
+    editor = editor_script(tmp_path, 'printf -- "---\\nsummary: [oops\\n---\\nmy careful notes\\n" > "$1"\n')
+    run = tether("edit", str(memory["id"]), env={"EDITOR": editor, "VISUAL": None})
+    assert run.code == 1 and "no longer parses" in run.err and "kept as you saved it" in run.err
+    assert note_files(repo)[0].read_text(encoding="utf-8").endswith("my careful notes\n")
+    doctor = tether("doctor")
+    assert doctor.code == 1 and str(note_files(repo)[0]) in doctor.out
+
+
+def test_rm_restore_hard(repo: Path, tether: Tether) -> None:
+    memory = str(add_json(tether, "Remove me")["id"])
+    assert tether("rm", memory).out.startswith(f"archived: {memory}")
+    assert note_files(repo), "rm archives: the note stays"
+    assert tether("restore", memory).code == 0
+    assert json.loads(tether("get", memory, "--json").out)["status"] == "active"
+    assert tether("rm", memory, "--hard").out.startswith(f"deleted: {memory}")
+    assert note_files(repo) == [] and index_ids(repo) == set()
+
+
+def test_pin_unpin(repo: Path, tether: Tether) -> None:
+    memory = str(add_json(tether, "Pin me")["id"])
+    assert tether("pin", memory).code == 0
+    assert json.loads(tether("get", memory, "--json").out)["pinned"] is True
+    assert tether("unpin", memory).code == 0
+    assert json.loads(tether("get", memory, "--json").out)["pinned"] is False
+
+
+def test_doctor_lists_every_problem(repo: Path, tether: Tether) -> None:
+    assert tether("doctor").code == 0
+    folder = repo / ".tether" / "memories"
+    (folder / "one.md").write_text("no frontmatter\n", encoding="utf-8")
+    (folder / "two.md").write_text("---\nid: 00000002\nsummary: x\ncategory: rumour\n---\n", encoding="utf-8")
+    run = tether("doctor", "--json")
+    assert run.code == 1
+    problems = json.loads(run.out)["problems"]
+    assert sorted((p["kind"], Path(p["where"]).name) for p in problems) == [
+        ("note", "one.md"),
+        ("note", "two.md"),
+    ]
+    assert "warning: skipped note" in tether("list").err
+
+
+def test_reindex(repo: Path, tether: Tether) -> None:
+    add_json(tether, "Survives a reindex")
+    run = tether("reindex")
+    assert run.code == 0 and "indexed 1 memories" in run.out
+
+
+# -- real subprocesses of the installed command -----------------------------------------------------------
+
+
+def test_init_from_a_subdirectory(tmp_path: Path, home: Path) -> None:
+    repo = make_git_repo(tmp_path / "fresh")
+    run = subprocess.run(
+        [str(TETHER_BIN), "init"],
+        cwd=repo / "src" / "app",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TETHER_HOME": str(home)},
+    )
+    assert run.returncode == 0 and f"initialized: {repo / '.tether'}" in run.stdout
+    assert (repo / ".tether" / "memories").is_dir() and not (repo / "src" / "app" / ".tether").exists()
+
+
+def test_end_to_end_add_search_recall(
+    repo: Path, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    added = tether_proc(
+        "add", "Never call upload() without a timeout", "-c", "gotcha", "-f", "src/app/upload.py", "--json"
+    )
+    assert added.returncode == 0, added.stderr
+    mid = json.loads(added.stdout)["id"]
+    found = tether_proc("search", "upload timeout", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)[0]["id"] == mid
+    recalled = tether_proc("recall", "--file", "src/app/upload.py", "--no-record", "--json")
+    assert recalled.returncode == 0, recalled.stderr
+    assert [m["id"] for m in json.loads(recalled.stdout)["memories"]] == [mid]
+    usage = tether_proc("add", "x", "--category", "nope")
+    assert usage.returncode == 2 and "Traceback" not in usage.stderr
+    user_error = tether_proc("add", "x" * 200)
+    assert user_error.returncode == 1 and "--details" in user_error.stderr
+
+
+def test_export_import_round_trip_through_processes(
+    repo: Path, home: Path, tmp_path: Path, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    for args in (
+        ["add", "Prefer small PRs", "-c", "pref", "--pin"],
+        [
+            "add",
+            "Auth tokens expire hourly",
+            "-c",
+            "gotcha",
+            "-f",
+            "src/app/auth.py",
+            "--details",
+            "naïve ✓ [[x]]",
+        ],
+        ["add", "User-wide habit", "--scope", "user"],
+    ):
+        assert tether_proc(*args).returncode == 0
+    exported = tether_proc("export")
+    assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
+    fresh = make_git_repo(tmp_path / "fresh")
+    other_home = tmp_path / "home2"
+    env = {"TETHER_HOME": str(other_home)}
+    assert tether_proc("init", cwd=fresh, env=env).returncode == 0
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(exported.stdout, encoding="utf-8")
+    imported = tether_proc("import", str(dump), cwd=fresh, env=env)
+    assert imported.returncode == 0 and "imported 3 memories" in imported.stdout
+    again = tether_proc("export", cwd=fresh, env=env)
+    assert again.stdout == exported.stdout
+    from_stdin = tether_proc("import", cwd=fresh, env=env, input=exported.stdout)
+    assert "imported 0 memories (3 already present)" in from_stdin.stdout
