@@ -28,7 +28,17 @@ from typing import Any, Protocol
 
 import pytest
 
-from .mock_anthropic import LoggedRequest, MockAnthropic, Script
+from .codex_agent import (
+    CodexRun,
+    RegistryUnreachable,
+    append_toml,
+    install_codex,
+    launch_codex,
+    toml_table,
+    trust_codex_hooks,
+)
+from .mock_anthropic import MockAnthropic
+from .scripted_server import LoggedRequest, Script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = REPO_ROOT / "bin" / "install-claude-code"
@@ -57,7 +67,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Every test here that runs the real agent is marked, so `-m "not e2e"` deselects it; the mock's own
     # tests need no agent and stay unmarked.
     for item in items:
-        if E2E_DIR in item.path.parents and "claude_bin" in getattr(item, "fixturenames", ()):
+        uses_agent = {"claude_bin", "codex_bin"} & set(getattr(item, "fixturenames", ()))
+        if E2E_DIR in item.path.parents and uses_agent:
             item.add_marker(pytest.mark.e2e)
 
 
@@ -157,6 +168,36 @@ class Workspace:
             self.mcp_config_path, lambda data: data.setdefault("mcpServers", {}).__setitem__(name, server)
         )
 
+    def add_codex_hook(
+        self, event: str, command: str, *, matcher: str | None = None, timeout: int | None = None
+    ) -> Path:
+        """Add a command hook for ``event`` to the project's ``.codex/hooks.json`` (Claude's format)."""
+        hook: dict[str, Any] = {"type": "command", "command": command}
+        if timeout is not None:
+            hook["timeout"] = timeout
+        group: dict[str, Any] = {"hooks": [hook]}
+        if matcher is not None:
+            group["matcher"] = matcher
+        return _merge_json(
+            self.repo / ".codex" / "hooks.json",
+            lambda data: data.setdefault("hooks", {}).setdefault(event, []).append(group),
+        )
+
+    def add_codex_mcp_server(self, name: str, command: str, args: Sequence[str] = (), **options: Any) -> Path:
+        """Add a stdio MCP server to the project's ``.codex/config.toml``.
+
+        Defaults make it usable under ``codex exec``: ``required`` (its tools are known from the first turn)
+        and ``default_tools_approval_mode = "approve"`` (exec never asks, so unapproved calls fail).
+        """
+        server = {
+            "command": command,
+            "args": list(args),
+            "required": True,
+            "default_tools_approval_mode": "approve",
+            **options,
+        }
+        return append_toml(self.repo / ".codex" / "config.toml", toml_table(f"mcp_servers.{name}", server))
+
     def run(self, *command: str, env: Mapping[str, str] | None = None, timeout: float = 60) -> str:
         """Run a command in the repo with the agent's environment (e.g. an installer); return its stdout."""
         done = subprocess.run(
@@ -188,11 +229,11 @@ def make_workspace(root: Path, files: Mapping[str, str] | None = None) -> Worksp
     repo.mkdir(parents=True)
     home.mkdir(parents=True)
     # Trust and onboarding, so -p runs without dialogs and project permission rules count.
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {"hasCompletedOnboarding": True, "projects": {str(repo): {"hasTrustDialogAccepted": True}}}
-        )
-    )
+    trusted = {"hasCompletedOnboarding": True, "projects": {str(repo): {"hasTrustDialogAccepted": True}}}
+    (home / ".claude.json").write_text(json.dumps(trusted))
+    # Codex loads a project's .codex/ config and hooks only for a trusted project.
+    project = toml_table(f"projects.{json.dumps(str(repo))}", {"trust_level": "trusted"})
+    append_toml(home / ".codex" / "config.toml", project)
     workspace = Workspace(repo=repo, home=home, root=root)
     workspace.git("init", "-q", "-b", "main")
     workspace.git("config", "user.name", "Test")
@@ -393,6 +434,67 @@ def run_claude(claude_bin: Path, tmp_path: Path) -> RunClaude:
             env=env,
             timeout=timeout,
             permission_mode=permission_mode,
+        )
+
+    return run
+
+
+class RunCodex(Protocol):
+    def __call__(
+        self,
+        repo: Path,
+        home: Path,
+        prompt: str,
+        script: Script,
+        *,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        trust_hooks: bool = True,
+    ) -> CodexRun: ...
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The pinned Codex CLI, installed once into .cache/codex from the npm registry."""
+    try:
+        return install_codex(REPO_ROOT / ".cache" / "codex")
+    except RegistryUnreachable as exc:
+        pytest.skip(f"Codex is not installed and npm's registry is unreachable: {exc}")
+
+
+@pytest.fixture
+def run_codex(codex_bin: Path, tmp_path: Path) -> RunCodex:
+    """``run_codex(repo, home, prompt, script, ...)``: launch_codex with logs in tmp_path/codex-runs/NN.
+
+    With ``trust_hooks`` (the default) every hook Codex finds is trusted first, as a user would in ``/hooks``.
+    """
+    runs = tmp_path / "codex-runs"
+    counter = iter(range(1, 1000))
+
+    def run(
+        repo: Path,
+        home: Path,
+        prompt: str,
+        script: Script,
+        *,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        trust_hooks: bool = True,
+    ) -> CodexRun:
+        run_env = agent_env(home, env)
+        if trust_hooks:
+            trust_codex_hooks(codex_bin, repo, run_env)
+        return launch_codex(
+            codex_bin,
+            repo,
+            run_env,
+            prompt,
+            script,
+            run_dir=runs / f"{next(counter):02d}",
+            extra_args=extra_args,
+            timeout=timeout,
         )
 
     return run

@@ -21,15 +21,12 @@ from .scripted_server import (
     FINAL_TEXT,
     Answer,
     Block,
-    LoggedRequest,
     Script,
     ScriptedServer,
     Turn,
     estimate_tokens,
     sse,
 )
-
-__all__ = ["FINAL_TEXT", "LoggedRequest", "MockAnthropic", "Script", "Turn"]
 
 
 def text(value: str) -> Block:

@@ -86,7 +86,10 @@ class ScriptedServer:
     def start(self) -> Self:
         server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name=self.name, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, and every run stops a server.
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=self.name, daemon=True
+        )
         self._thread.start()
         return self
 

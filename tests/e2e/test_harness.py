@@ -16,7 +16,6 @@ import pytest
 
 from .conftest import RunClaude, Workspace, python_command
 from .mock_anthropic import (
-    Turn,
     content_blocks,
     message_after_tool_result,
     message_text,
@@ -27,36 +26,10 @@ from .mock_anthropic import (
     tool_results,
     tool_use,
 )
+from .sample_scripts import MCP_SERVER, context_answer, hook_events, recording_hook
+from .scripted_server import Turn
 
 pytestmark = pytest.mark.e2e
-
-# A hook that logs its stdin event (one JSON line) and prints a fixed answer (argv[2], may be empty).
-RECORDING_HOOK = """\
-import json, sys
-event = json.load(sys.stdin)
-with open(sys.argv[1], "a") as log:
-    log.write(json.dumps(event) + "\\n")
-if len(sys.argv) > 2:
-    print(sys.argv[2])
-"""
-
-
-def recording_hook(workspace: Workspace, log_name: str, answer: dict[str, Any] | None = None) -> str:
-    script = workspace.root / "hooks" / "record.py"
-    if not script.exists():
-        script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(RECORDING_HOOK)
-    args = [str(workspace.root / log_name)] + ([json.dumps(answer)] if answer is not None else [])
-    return python_command(script, *args)
-
-
-def hook_events(workspace: Workspace, log_name: str) -> list[dict[str, Any]]:
-    path = workspace.root / log_name
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def context_answer(event: str, context: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
 
 
 def test_prompt_hook_context_reaches_the_first_request(workspace: Workspace, run_claude: RunClaude) -> None:
@@ -203,25 +176,6 @@ def test_pre_edit_deny_then_retry_is_allowed(workspace: Workspace, run_claude: R
     events = [json.loads(line) for line in Path(f"{state}.events").read_text().splitlines()]
     assert [e["tool_use_id"] for e in events] == [edits[0]["id"], edits[1]["id"]]
     assert events[0]["tool_input"]["old_string"] == "TIMEOUT = 10"
-
-
-MCP_SERVER = """\
-from mcp.server.mcpserver import MCPServer
-
-server = MCPServer("notes")
-
-
-@server.tool()
-def lookup(topic: str) -> str:
-    \"\"\"Look up a note by topic.\"\"\"
-    with open(__file__ + ".calls", "a") as log:
-        log.write(topic + "\\n")
-    return f"NOTE-{topic}-3d8a: always run migrations first"
-
-
-if __name__ == "__main__":
-    server.run("stdio")
-"""
 
 
 @pytest.mark.parametrize("tool_search", ["default", "off"])

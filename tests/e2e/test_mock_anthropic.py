@@ -8,7 +8,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from .mock_anthropic import FINAL_TEXT, MockAnthropic, Turn, text, tool_results, tool_use
+from .mock_anthropic import MockAnthropic, text, tool_results, tool_use
+from .scripted_server import FINAL_TEXT, Turn
 
 
 def post(url: str, body: Any) -> tuple[int, str, str]:
