@@ -91,8 +91,8 @@ def git_dir(spec: RepoSpec, root: Path) -> Path:
             return path
     sys.exit(
         f"no git mirror of {spec.github} under {root} (looked for {candidates[0]}).\n"
-        f"Fetch it (the search tool's fetch, or `git clone --bare https://github.com/{spec.github} "
-        f"{candidates[0]}`), or point ${MIRRORS_ENV} / --mirrors at the directory holding it."
+        f"Put a bare clone of {spec.github} there (`git clone --bare <url> {candidates[0]}`), "
+        f"or point ${MIRRORS_ENV} / --mirrors at the directory holding it."
     )
 
 
