@@ -3,6 +3,8 @@ in a real git repository with `.tether/` notes, an index on disk and `TETHER_HOM
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import socket
 import subprocess
@@ -412,6 +414,37 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float =
     raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {deadline}s")
 
 
+def post_initialize(port: int, host: str) -> int:
+    """Status of a raw `initialize` POST carrying the given Host header."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        }
+    )
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(
+            "POST",
+            "/mcp",
+            body=body,
+            headers={
+                "Host": f"{host}:{port}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
 async def test_streamable_http_on_loopback(project: Project) -> None:
     port = free_port()
     code = f"from pathlib import Path; from tether.mcp_server import run; run(Path({str(project.root)!r}), http=True, port={port})"
@@ -424,6 +457,8 @@ async def test_streamable_http_on_loopback(project: Project) -> None:
         async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
             assert {tool.name for tool in (await client.list_tools()).tools} == set(TOOLS)
             assert project.ids["port"] in await search_ids(client, "staging port")
+        assert post_initialize(port, host="127.0.0.1") == 200
+        assert post_initialize(port, host="attacker.example") == 421  # DNS rebinding is refused
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -576,11 +576,22 @@ def check_loopback(host: str) -> str:
 
 def run(cwd: Path, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the memory tools: over stdio (default) or streamable HTTP at http://host:port/mcp."""
-    if http:
-        check_loopback(host)
-        build_server(cwd).run("streamable-http", host=host, port=port)
-    else:
+    if not http:
         build_server(cwd).run()
+        return
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    check_loopback(host)
+    # Loopback alone does not stop a web page from reaching the server through DNS rebinding: only
+    # requests whose Host (and Origin, when a browser sends one) name a loopback address are served.
+    # The SDK turns this on by itself for three spellings of loopback only; 127.0.0.2 deserves it too.
+    names = sorted({"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host})
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
+    build_server(cwd).run("streamable-http", host=host, port=port, transport_security=security)
 
 
 def main(argv: list[str] | None = None) -> None:
