@@ -1,6 +1,6 @@
 """Running the real Codex CLI (``codex exec``) offline against the scripted Responses API mock.
 
-What Codex 0.171.0 needs, found by running it (see the e2e report in the commit log):
+What Codex 0.171.0 needs, found by running it (more in README.md here):
 - a custom ``model_provider`` whose ``base_url`` is the mock's ``/v1`` and ``wire_api = "responses"``; an API key
   from ``env_key``; a model slug Codex knows (``gpt-5.5``), else it warns and offers neither ``apply_patch``
   nor ``tool_search``;

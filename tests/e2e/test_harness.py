@@ -72,6 +72,7 @@ def test_prompt_hook_context_reaches_the_first_request(workspace: Workspace, run
     assert start["hook_event_name"] == "SessionStart" and start["source"] == "startup"
     assert prompt["hook_event_name"] == "UserPromptSubmit"
     assert prompt["prompt"] == "what is in this repo?"
+    assert {"prompt_id", "permission_mode", "transcript_path"} <= prompt.keys()
     assert prompt["cwd"] == str(workspace.repo)
     assert prompt["session_id"] == start["session_id"] == run.result["session_id"]
 
@@ -205,3 +206,19 @@ def test_mcp_tool_call_result_reaches_the_model(
     }
     assert Path(f"{server}.calls").read_text() == "db\n"
     assert run.result is not None and run.result["permission_denials"] == []
+
+
+def test_mcp_tool_call_without_permission_is_denied(workspace: Workspace, run_claude: RunClaude) -> None:
+    server = workspace.write("tools/notes_server.py", MCP_SERVER)
+    workspace.add_mcp_server("notes", sys.executable, [str(server)])
+    call = tool_use("mcp__notes__lookup", {"topic": "db"})
+
+    # acceptEdits does not cover MCP tools: without an allow rule the call is refused, not run.
+    run = run_claude(workspace.repo, workspace.home, "how do I deploy?", [[call], [text("Hm.")]])
+
+    assert run.returncode == 0, run.describe()
+    result = tool_result_for(run.requests[1], call["id"])
+    assert result is not None and result.get("is_error") is True, result
+    assert not Path(f"{server}.calls").exists()
+    assert run.result is not None
+    assert [d["tool_name"] for d in run.result["permission_denials"]] == ["mcp__notes__lookup"]
