@@ -69,10 +69,11 @@ IDLE_DAYS_PER_POINT = 30.0
 META_LAST_PASS = "cleanup.last_pass"  # ISO time of the last `tether cleanup` (absent: never)
 META_HINTED = "cleanup.hinted"  # the value of META_LAST_PASS the hint was given for
 
-# Near-duplicate gate for distilled facts. Measured with the default hashed embedder: one word changed in
-# a two-sentence fact scores 0.93, while genuinely different facts that share most words ("run ruff format
-# before committing" vs "run ruff check ...") score 0.81 and a reworded sentence 0.84. 0.9 drops the first
-# kind and keeps the others: a missed duplicate costs a `tether purge`, a dropped fact is lost silently.
+# Near-duplicate gate for distilled facts. Measured with the default hashed embedder: a word inserted
+# into a fact scores 0.93, a word swapped 0.86-0.93 (shorter facts lower), a reworded sentence 0.84, while
+# different facts sharing most words ("run ruff format before committing" vs "... ruff check ...") score
+# 0.81. The gap is thin, so the gate sits high: a missed duplicate costs a `tether purge` or `tether rm`,
+# a wrongly dropped fact is lost without anyone seeing it.
 NEAR_DUPLICATE_COSINE = 0.9
 
 
