@@ -26,6 +26,7 @@ class SessionState:
     denied: list[str] = field(default_factory=list)  # files whose first edit was denied once
     hints: int = 0  # point-of-action hints given (pinned ones don't count)
     tools_used: bool = False  # the agent calls memory tools itself: stop volunteering hints
+    extra: dict[str, Any] = field(default_factory=dict)  # keys other writers keep here (the MCP server's)
 
     def touch(self, paths: list[str]) -> None:
         for path in paths:
@@ -40,8 +41,16 @@ class SessionState:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionState:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "extra"}
+        state = cls(**known)
+        state.extra = {k: v for k, v in data.items() if k not in cls.__dataclass_fields__}
+        if "memory_tools" in state.extra:
+            state.tools_used = True  # the MCP server saw this session call memory tools
+        return state
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if k != "extra"}
+        return {**self.extra, **data}
 
 
 @contextmanager
@@ -51,7 +60,7 @@ def session_state(store: SQLiteStore, session: str, now: Any) -> Iterator[Sessio
         raw = store.session_state(session)
         state = SessionState.from_json(raw) if raw else SessionState()
         yield state
-        store.put_session_state(session, asdict(state), now)
+        store.put_session_state(session, state.to_json(), now)
 
 
 def peek(store: SQLiteStore, session: str) -> SessionState:
