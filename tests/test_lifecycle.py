@@ -6,6 +6,8 @@ by the real recall, sessions made by the hooks' own session-state code.
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 import textwrap
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from tether import lifecycle
+from tether import hooks, lifecycle
 from tether.hooks.session import session_state
 from tether.housekeeping import maintain, refresh_repo
 from tether.memory import Memory
@@ -321,3 +323,30 @@ def test_stats_per_category(lws: Workspace, clock: Clock) -> None:
     assert data["total"]["active"] == 3 and data["total"]["follow_through"] == 0.5
     assert [m["id"] for m in data["most_ignored"]] == [ignored.id]
     assert [m["id"] for m in data["most_used"]][:1] == [used.id]
+
+
+def test_session_start_hook_gives_the_cleanup_hint_once(repo: Path, home: Path) -> None:
+    then = datetime.now(UTC).replace(microsecond=0) - timedelta(days=200)
+    with Workspace.open(repo, home=home, clock=lambda: then) as old:
+        for n in range(10):
+            old.add(f"Convention {n} nobody uses any more")
+    with Workspace.open(repo, home=home) as ws:
+        for n in range(20):
+            ws.ack(ws.add(f"Current decision {n}").memory.id)
+        _session(ws, 20)
+
+    def start(session: str) -> str:
+        payload = {
+            "session_id": session,
+            "cwd": str(repo),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+        out = io.StringIO()
+        hooks.main(["claude", "SessionStart"], stdin=io.StringIO(json.dumps(payload)), stdout=out)
+        return out.getvalue()
+
+    first = start("hint-1")
+    assert "10 of 30 memories look stale after 20 sessions" in first
+    assert "tether cleanup" in first
+    assert "look stale" not in start("hint-2")

@@ -284,3 +284,21 @@ def test_resync_skips_when_another_sync_holds_the_lock(rules_repo: Path, ws: Wor
         fcntl.flock(handle, fcntl.LOCK_EX)
         assert resync_if_changed(ws) is None  # another session is syncing: do not wait for it
     assert resync_if_changed(ws) is not None
+
+
+def test_hand_broken_note_fails_its_file_only(rules_repo: Path, ws: Workspace) -> None:
+    sync_rules(ws)
+    ruff = by_summary(ws, "Format with ruff.")
+    note = Path(ws.store.note_path(ruff.id) or "")
+    note.write_text("---\nid: [broken\n---\n", encoding="utf-8")
+    ws.sync()
+    write(rules_repo, "AGENTS.md", AGENTS.replace("Format with ruff.", "Format with ruff, always."))
+    write(rules_repo, "web/CLAUDE.md", "- Components live in `web/ui/`.\n")
+
+    report = sync_rules(ws)
+
+    (bad,) = [f for f in report.files if f.error]
+    assert bad.path == "AGENTS.md" and str(note) in (bad.error or "")
+    assert note.read_text(encoding="utf-8") == "---\nid: [broken\n---\n"  # never overwritten
+    (web,) = [f for f in report.files if f.path == "web/CLAUDE.md"]
+    assert [m.summary for m in web.updated] == ["Components live in `web/ui/`."]

@@ -279,7 +279,12 @@ def sync_rules(ws: Workspace, paths: list[str] | None = None) -> RulesSync:
 def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
     report = RulesSync()
     for path in paths:
-        report.files.append(_sync_file(ws, root, path))
+        try:
+            report.files.append(_sync_file(ws, root, path))
+        except TetherError as exc:
+            # E.g. one of its notes was broken by hand (never overwritten): report it, sync the rest.
+            ws.log(f"rules sync: {path}: {exc}")
+            report.files.append(FileSync(path, error=f"{path}: {exc}"))
     present = set(paths)
     gone: dict[str, FileSync] = {}
     for memory in ws.find(Query(status=("active",), origin="rules:", scope="project")):
