@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -302,3 +304,21 @@ def test_hand_broken_note_fails_its_file_only(rules_repo: Path, ws: Workspace) -
     assert note.read_text(encoding="utf-8") == "---\nid: [broken\n---\n"  # never overwritten
     (web,) = [f for f in report.files if f.path == "web/CLAUDE.md"]
     assert [m.summary for m in web.updated] == ["Components live in `web/ui/`."]
+
+
+_SYNC = """
+import sys
+from pathlib import Path
+from tether.rules import sync_rules
+from tether.workspace import Workspace
+with Workspace.open(Path(sys.argv[1]), home=Path(sys.argv[2])) as ws:
+    sync_rules(ws)
+"""
+
+
+def test_concurrent_syncs_import_each_rule_once(rules_repo: Path, home: Path, ws: Workspace) -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", _SYNC, str(rules_repo), str(home)]) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 4
+    ws.sync()
+    assert len(ws.find(Query(status=None, origin="rules:"))) == 9
+    assert len(list((rules_repo / ".tether" / "memories").glob("*.md"))) == 9
