@@ -1,0 +1,375 @@
+"""Benchmark tether's core against baselines measured in the same run, and print the ratios.
+
+    .venv/bin/python benchmarks/bench_core.py [--quick] [--sizes 1000,10000,100000] [--adds 300]
+
+1. add throughput: memories/s through `Workspace.add` (validation, secret scan, lock, duplicate check,
+   atomic note write, embed, index) beside writing the same rendered notes with `notes.write_atomic` alone;
+2. search latency p50/p95 (`Workspace.search`, the full fusion) at each size, beside a bare FTS5 MATCH
+   over the same index;
+3. recall latency p50/p95 in-process (`Recaller.recall(prompt, [file], record=False)`) at each size;
+4. cold `tether search` and `tether recall` process times beside `python -c "import sqlite3"`.
+
+The indexes are built fast by writing generated memories straight through `SQLiteStore.put` with the
+hashed embedder (vectors computed once for the largest size, in parallel); no notes are written for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from tether import notes
+from tether.embed import HashedEmbedder
+from tether.memory import Memory, new_id
+from tether.project import init_project
+from tether.recall import Recaller
+from tether.sqlite_store import SQLiteStore
+from tether.workspace import Workspace
+
+TETHER = Path(sys.executable).with_name("tether")
+
+# -- realistic memory texts ---------------------------------------------------------------------------
+
+AREAS = [
+    "auth",
+    "billing",
+    "upload",
+    "search",
+    "cache",
+    "queue",
+    "api",
+    "db",
+    "ui",
+    "deploy",
+    "metrics",
+    "mail",
+]
+MODULES = ["client", "server", "models", "views", "handlers", "utils", "config", "tasks", "schema", "routes"]
+THINGS = [
+    "retry limit",
+    "timeout",
+    "connection pool",
+    "session token",
+    "rate limiter",
+    "migration order",
+    "feature flag",
+    "cron schedule",
+    "error message",
+    "log level",
+    "batch size",
+    "cache key",
+    "webhook",
+    "index",
+    "lock",
+    "transaction",
+    "fixture",
+    "snapshot test",
+    "env var",
+    "port",
+    "TLS certificate",
+]
+VERBS = ["must stay", "should be", "is set to", "breaks when changed from", "was raised to", "defaults to"]
+VALUES = ["30s", "5", "off", "utf-8", "6443", "100", "strict", "lazy", "per request", "UTC", "3 retries"]
+REASONS = [
+    "the CDN returns 503 during deploys",
+    "Postgres holds the advisory lock across the request",
+    "the mobile client caches the old schema for a week",
+    "CI runs the suite on two cores only",
+    "the vendor SDK is not thread-safe",
+    "tokens expire hourly and refresh races the first call",
+    "the staging load balancer terminates TLS",
+    "we shard by tenant id, not by user id",
+]
+TEMPLATES = [
+    "The {thing} in {path} {verb} {value}",
+    "Never change the {thing} of {area} {module} without updating {path}",
+    "{Area} {module}: {thing} {verb} {value} because {reason}",
+    "Prefer {area}_{module} helpers over raw SQL for the {thing}",
+    "Decision: {area} uses one {thing} per tenant ({value})",
+    "Gotcha: {thing} in {area} {verb} {value} — {reason}",
+    "Run `make {area}-{module}` before touching the {thing}",
+    "{Area}: the {thing} lives in {path}, not in settings",
+]
+CATEGORIES = ("pref", "decision", "gotcha", "context")
+
+
+def repo_files() -> list[str]:
+    return [f"src/{area}/{module}.py" for area in AREAS for module in MODULES]
+
+
+def memory_texts(count: int, seed: int = 11) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(summary, details, category, files) for `count` varied memories."""
+    rng = random.Random(seed)
+    files = repo_files()
+    out = []
+    for i in range(count):
+        area, module = rng.choice(AREAS), rng.choice(MODULES)
+        path = f"src/{area}/{module}.py"
+        summary = (
+            rng.choice(TEMPLATES).format(
+                thing=rng.choice(THINGS),
+                path=path,
+                verb=rng.choice(VERBS),
+                value=rng.choice(VALUES),
+                area=area,
+                Area=area.capitalize(),
+                module=module,
+                reason=rng.choice(REASONS),
+            )[:150]
+            + f" (#{i})"
+        )
+        details = ""
+        if rng.random() < 0.6:
+            details = f"Why: {rng.choice(REASONS)}. Seen in {rng.choice(files)} and {rng.choice(files)}."
+        refs: tuple[str, ...] = ()
+        roll = rng.random()
+        if roll < 0.6:
+            refs = (path,)
+        elif roll < 0.75:
+            refs = (f"src/{area}/",)
+        elif roll < 0.85:
+            refs = (path, rng.choice(files))
+        out.append((summary, details, CATEGORIES[i % 4], refs))
+    return out
+
+
+def queries(count: int, seed: int = 5) -> list[tuple[str, str]]:
+    """(prompt, touched file) pairs an agent might produce."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        area, module, thing = rng.choice(AREAS), rng.choice(MODULES), rng.choice(THINGS)
+        prompt = rng.choice(
+            [
+                f"why does the {thing} in {area} keep failing?",
+                f"change the {thing} for {area} {module}",
+                f"fix the flaky {area} test around the {thing}",
+                f"{thing} {area}",
+            ]
+        )
+        out.append((prompt, f"src/{area}/{module}.py"))
+    return out
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    return HashedEmbedder().embed(texts)
+
+
+def embed_parallel(texts: list[str]) -> list[list[float]]:
+    chunk = 2000
+    parts = [texts[i : i + chunk] for i in range(0, len(texts), chunk)]
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return [v for part in pool.map(_embed, parts) for v in part]
+
+
+# -- measuring --------------------------------------------------------------------------------------
+
+
+def pct(samples: Sequence[float]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds."""
+    ms = sorted(s * 1000 for s in samples)
+    p95 = statistics.quantiles(ms, n=20)[-1] if len(ms) >= 2 else ms[0]
+    return statistics.median(ms), p95
+
+
+def timed_each(func: Callable[[], object], runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        func()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def make_project(path: Path, home: Path) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
+    for rel in repo_files():
+        target = path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"# {rel}\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=path, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "files"],
+        cwd=path,
+        check=True,
+    )
+    init_project(path, home)
+    return path
+
+
+def bench_add(work: Path, home: Path, count: int) -> None:
+    project = make_project(work / "adds", home)
+    texts = memory_texts(count, seed=99)
+    with Workspace.open(project, home=home) as ws:
+        start = time.perf_counter()
+        for summary, details, category, files in texts:
+            ws.add(summary, details=details, category=category, files=files)
+        through = time.perf_counter() - start
+    raw_dir = work / "raw-notes"
+    start = time.perf_counter()
+    for summary, details, category, files in texts:
+        memory = Memory(id=new_id(), summary=summary, details=details, category=category, files=files)
+        notes.write_atomic(raw_dir / notes.note_name(memory), notes.render(memory))
+    raw = time.perf_counter() - start
+    print(f"\n## add throughput ({count} memories)")
+    print(f"{'path':<44}{'memories/s':>12}{'x raw':>8}")
+    print(f"{'notes.write_atomic alone (baseline)':<44}{count / raw:>12.0f}{1.0:>8.2f}")
+    print(f"{'Workspace.add':<44}{count / through:>12.0f}{raw / through:>8.2f}")
+
+
+def build_index(
+    project: Path, items: list[tuple[str, str, str, tuple[str, ...]]], vectors: list[list[float]]
+) -> float:
+    store = SQLiteStore(project / ".tether" / "index.db")
+    embedder_id = HashedEmbedder().id
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    start = time.perf_counter()
+    batch = 5000
+    for offset in range(0, len(items), batch):
+        with store.transaction():
+            for i in range(offset, min(offset + batch, len(items))):
+                summary, details, category, files = items[i]
+                moment = base + timedelta(minutes=i)
+                memory = Memory(
+                    id=f"{i:08x}",
+                    summary=summary,
+                    details=details,
+                    category=category,
+                    files=files,
+                    pinned=i % 997 == 0,
+                    priority="high" if i % 50 == 0 else "normal",
+                    created=moment,
+                    updated=moment,
+                )
+                store.put(memory, None, vectors[i], embedder_id)
+    seconds = time.perf_counter() - start
+    store.close()
+    return seconds
+
+
+def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, ...]:
+    probes = queries(runs)
+    conn = sqlite3.connect(project / ".tether" / "index.db")
+    from tether.query import terms
+
+    def bare_fts(prompt: str) -> None:
+        match = " OR ".join('"' + w + '"' for w in terms(prompt))
+        conn.execute(
+            "SELECT rowid FROM fts_words WHERE fts_words MATCH ? ORDER BY rank LIMIT 10", (match,)
+        ).fetchall()
+
+    with Workspace.open(project, home=home) as ws:
+        ws.search(probes[0][0])  # warm caches (page cache, numpy import) outside the timings
+        Recaller(ws).recall(probes[0][0], [probes[0][1]], record=False)
+        fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
+        search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
+        recall = [
+            timed_each(lambda p=p, f=f: Recaller(ws).recall(p, [f], record=False), 1)[0] for p, f in probes
+        ]
+    conn.close()
+    return (*pct(fts), *pct(search), *pct(recall))
+
+
+def bench_cold(project: Path, home: Path, runs: int) -> None:
+    env = {**os.environ, "TETHER_HOME": str(home)}
+
+    def proc(*args: str) -> float:
+        start = time.perf_counter()
+        subprocess.run(args, cwd=project, env=env, check=True, capture_output=True)
+        return time.perf_counter() - start
+
+    proc(str(TETHER), "search", "cache key")  # warm .pyc and page cache
+    base = [proc(sys.executable, "-c", "import sqlite3") for _ in range(runs)]
+    search = [proc(str(TETHER), "search", "why does the cache key change") for _ in range(runs)]
+    recall = [
+        proc(
+            str(TETHER),
+            "recall",
+            "-p",
+            "fix the flaky cache test",
+            "-f",
+            "src/cache/client.py",
+            "--no-record",
+        )
+        for _ in range(runs)
+    ]
+    b = statistics.median(base)
+    print(f"\n## cold processes ({runs} runs each, median)")
+    print(f"{'command':<48}{'ms':>9}{'x base':>9}")
+    label = 'python -c "import sqlite3" (baseline)'
+    print(f"{label:<48}{b * 1000:>9.1f}{1.0:>9.1f}")
+    for label, samples in (
+        ("tether search QUERY", search),
+        ("tether recall -p P -f FILE --no-record", recall),
+    ):
+        m = statistics.median(samples)
+        print(f"{label:<48}{m * 1000:>9.1f}{m / b:>9.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs (about a minute)")
+    parser.add_argument("--sizes", help="comma-separated index sizes (default 1000,10000,100000)")
+    parser.add_argument("--adds", type=int, help="memories added for the throughput figure (default 300)")
+    parser.add_argument("--keep", type=Path, help="build in this directory and keep it")
+    args = parser.parse_args()
+    sizes = [int(s) for s in (args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")).split(",")]
+    adds = args.adds or (100 if args.quick else 300)
+    cold_runs = 3 if args.quick else 5
+    started = time.perf_counter()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench_core_"))
+    home = work / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["TETHER_HOME"] = str(home)
+    try:
+        bench_add(work, home, adds)
+
+        items = memory_texts(max(sizes))
+        start = time.perf_counter()
+        vectors = embed_parallel([f"{s}\n{d}".strip() for s, d, _, _ in items])
+        print(
+            f"\nembedded {len(items)} generated memories with hashed-v1-384 in {time.perf_counter() - start:.1f}s"
+        )
+        print("\n## search and recall latency (ms; bare FTS5 MATCH over the same index is the baseline)")
+        print(
+            f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
+            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}"
+        )
+        projects: dict[int, Path] = {}
+        for size in sizes:
+            project = make_project(work / f"p{size}", home)
+            build = build_index(project, items[:size], vectors[:size])
+            runs = 20 if size >= 100_000 else (50 if size >= 10_000 else 100)
+            if args.quick:
+                runs = max(10, runs // 2)
+            f50, f95, s50, s95, r50, r95 = bench_size(project, home, size, runs)
+            print(
+                f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
+                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}"
+            )
+            projects[size] = project
+        bench_cold(projects[min(sizes, key=lambda s: abs(s - 10_000))], home, cold_runs)
+        print(f"\nbench_core total {time.perf_counter() - started:.0f}s")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
