@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import TetherError, ValidationError
-from tether.memory import SUMMARY_MAX, Memory, normalize_path
+from tether.memory import SUMMARY_MAX, Memory, content_hash, normalize_path
 from tether.rulefiles import RuleUnit, find_rule_files, read_rule_file
 from tether.secrets import find_secret
 from tether.store import Query
@@ -45,6 +45,7 @@ RENDER_VERSION = "1"
 # An edited rule keeps most of its words; two different rules of one file rarely share half. Below this
 # an edit is treated as remove + add, which costs only the old memory's telemetry.
 MATCH_RATIO = 0.5
+# Between two equally similar candidates, the one under the same heading is the edited rule.
 HEADING_BONUS = 0.05
 CATEGORY = "pref"  # a rule says how work is done here: DESIGN §1's meaning of `pref`
 TRAILER = "Rule from "
@@ -69,8 +70,6 @@ class Rendered:
 
     @property
     def content_hash(self) -> str:
-        from tether.memory import content_hash
-
         return content_hash(self.summary, self.details)
 
 
