@@ -214,8 +214,10 @@ def evaluate(corpus: Corpus, retriever: Retriever, window: str) -> list[Result]:
             ranked = list(dict.fromkeys(retriever.retrieve(view, mode)))
             res.latency_ms.append((time.perf_counter() - start) * 1000)
             top = ranked[:TOP_K]
-            if isinstance(retriever, NativeScopeRetriever):
-                res.tokens.append(retriever.tokens(view, mode))
+            # A retriever that knows what it really injects (header, receipts, whole files) says so.
+            tokens = getattr(retriever, "tokens", None)
+            if tokens is not None:
+                res.tokens.append(tokens(view, mode))
             else:
                 res.tokens.append(sum(len(summaries.get(i, "")) for i in top) / 4)
             res.native_tokens.append(native.tokens(TaskView(task.query, task.files), "prompt+files"))

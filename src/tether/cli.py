@@ -420,15 +420,6 @@ def export_() -> None:
             click.echo(json.dumps(item, ensure_ascii=False, sort_keys=True))
 
 
-@cli.command(name="import")
-@click.argument("source", type=click.File("r", encoding="utf-8"), default="-")
-def import_(source: Any) -> None:
-    """Import JSON lines written by `tether export` (from a file or standard input)."""
-    with workspace(require_project=False) as ws:
-        new, same = ws.import_lines(source)
-    click.echo(f"imported {new} memories ({same} already present)")
-
-
 @cli.command()
 @click.option("--prompt", "-p", default="", help="What the agent was asked.")
 @click.option("--file", "-f", "files", multiple=True, help="A file being touched. Repeatable.")
@@ -625,5 +616,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-def register(command: click.Command) -> None:
-    cli.add_command(command)
+def _register_lifecycle() -> None:
+    from tether.cli_lifecycle import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register_lifecycle()

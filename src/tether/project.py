@@ -9,7 +9,7 @@ from pathlib import Path
 from tether.errors import NoProjectError
 
 TETHER_DIR = ".tether"
-_GITIGNORE = "# Derived and local files: the index is rebuilt from the notes.\nindex.db*\nlogs/\nsessions/\n*.tmp\n.lock\n"
+_GITIGNORE = "# Derived and local files: the index is rebuilt from the notes.\nindex.db*\nlogs/\nsessions/\ndistill/\n*.tmp\n.lock\n"
 
 
 def user_home(environ: dict[str, str] | None = None) -> Path:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tether import scoring
 from tether.errors import ValidationError
 from tether.memory import Memory, normalize_path
-from tether.query import clauses, sanitize, terms
+from tether.query import clauses, path_terms, sanitize, terms
 from tether.store import Event, Query, Telemetry
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tether.workspace import Workspace
 
 terms_re = re.compile(r"[a-z0-9_]+")
-CHANNELS = ("file", "cochange", "text", "semantic", "pinned")
+CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned")
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Candidate:
     def has_evidence(self) -> bool:
         return bool(
             self.evidence.get("file")
+            or self.evidence.get("names")
             or self.evidence.get("co-change")
             or self.evidence.get("pinned")
             or self.evidence.get("text_match")
@@ -233,6 +234,8 @@ class Recaller:
         parts = clauses(query)
         if "file" in channels and touched:
             self._file_channel(touched, candidate)
+        if "path" in channels and touched:
+            self._path_channel(touched, candidate)
         if "cochange" in channels and touched:
             self._cochange_channel(touched, pool, candidate)
         if "text" in channels and words:
@@ -269,6 +272,11 @@ class Recaller:
             c.memory = memory
             if "text" in c.evidence:
                 c.evidence["text_match"] = self._covers(memory, words, parts, c)
+            if "path" in c.rrf:
+                named = names_file(memory, touched)
+                if named:
+                    c.evidence["names"] = named
+                    c.magnitude["names"] = scoring.NAMED_FILE_HIT
             self._adjust(c, telemetry.get(mid, Telemetry()), now)
             # The same knowledge in project and user scope takes one slot; project is the narrower claim.
             twin = by_hash.get(memory.content_hash)
@@ -298,7 +306,9 @@ class Recaller:
                 if mid not in hits or hits[mid][0] < magnitude:
                     hits[mid] = (magnitude, ref)
         repo = self.repo
-        for rank, (mid, (magnitude, ref)) in enumerate(sorted(hits.items(), key=lambda kv: -kv[1][0]), 1):
+        ranks = competition_ranks({mid: magnitude for mid, (magnitude, _) in hits.items()})
+        for mid, (magnitude, ref) in hits.items():
+            rank = ranks[mid]
             c = candidate(mid)
             c.rrf["file"] = scoring.rrf(rank)
             c.magnitude["file"] = magnitude
@@ -331,6 +341,14 @@ class Recaller:
                 c.rrf["cochange"] = scoring.rrf(scoring.COCHANGE_RANK)
                 c.magnitude["co-change"] = scoring.COCHANGE_HIT
                 c.evidence["co-change"] = path
+
+    def _path_channel(self, touched: list[str], candidate: Any) -> None:
+        """Memories whose text mentions the touched files' names and directories ("when editing render.tsx")."""
+        hits = self.store.text_search(path_terms(touched), limit=50)
+        ranks = competition_ranks({h.id: -h.words for h in hits if h.words})
+        for mid, rank in ranks.items():
+            c = candidate(mid)
+            c.rrf["path"] = scoring.rrf(rank)
 
     def _text_channel(self, words: list[str], candidate: Any) -> None:
         hits = self.store.text_search(words, limit=50)
@@ -412,6 +430,25 @@ class Recaller:
         return Recalled(c.memory, c.score, signals(c), receipt(c), rank)
 
 
+def competition_ranks(scores: dict[str, float]) -> dict[str, int]:
+    """1-based ranks, best first, where equal scores share a rank: a tie must not be broken by id order."""
+    ordered = sorted(scores.values(), reverse=True)
+    first: dict[float, int] = {}
+    for index, value in enumerate(ordered, 1):
+        first.setdefault(value, index)
+    return {key: first[value] for key, value in scores.items()}
+
+
+def names_file(memory: Memory, touched: Sequence[str]) -> str:
+    """The first touched file whose name (with its extension) or path the memory's text mentions."""
+    text = f"{memory.summary}\n{memory.details}"
+    for path in touched:
+        name = path.rsplit("/", 1)[-1]
+        if "." in name and len(name) > 4 and name in text:
+            return path
+    return ""
+
+
 # Below this many multiply-adds a plain loop over the query's non-zero dimensions beats importing numpy
 # (~50 ms), which matters in a hook process that runs on every prompt. Hashed query vectors are sparse.
 PURE_PYTHON_WORK = 400_000
@@ -439,6 +476,8 @@ def signals(c: Candidate) -> dict[str, float]:
     out: dict[str, float] = {}
     if "file" in c.evidence:
         out["file"] = c.magnitude.get("file", 0.0)
+    if "names" in c.evidence:
+        out["names"] = c.magnitude.get("names", 0.0)
     if "co-change" in c.evidence:
         out["co-change"] = c.magnitude.get("co-change", 0.0)
     if "text" in c.evidence:
@@ -463,6 +502,8 @@ def receipt(c: Candidate) -> str:
     if "file" in c.evidence:
         ref = str(c.evidence["file"])
         parts.append(f"dir({ref})" if ref.endswith("/") else "file")
+    if c.evidence.get("names"):
+        parts.append(f"names({str(c.evidence['names']).rsplit('/', 1)[-1]})")
     if "co-change" in c.evidence:
         parts.append(f"co-change({Path(str(c.evidence['co-change'])).as_posix()})")
     if c.evidence.get("text_match"):

@@ -138,21 +138,17 @@ def list_files(root: Path, git: bool) -> list[str]:
 
 
 def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:
-    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files."""
-    raw = _git(
-        root,
-        "log",
-        "--no-merges",
-        "--topo-order",
-        "--reverse",
-        "-M",
-        "--name-status",
-        "-z",
-        "--format=%x01%H",
-        rev_range,
-        "--",
-    ).stdout
-    return parse_log(_split_z(raw), prefix)
+    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files.
+
+    Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
+    its largest objects) some are absent and `git log -M` fails. Then history is read without rename
+    detection: co-change still works, renames show as a delete plus an add."""
+    args = ["log", "--no-merges", "--topo-order", "--reverse", "-M", "--name-status", "-z", "--format=%x01%H"]
+    proc = _git(root, *args, rev_range, "--", check=False)
+    if proc.returncode != 0:
+        args[args.index("-M")] = "--no-renames"
+        proc = _git(root, *args, rev_range, "--")
+    return parse_log(_split_z(proc.stdout), prefix)
 
 
 def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:

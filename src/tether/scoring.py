@@ -22,6 +22,10 @@ FILE_RARITY_PREMIUM = 0.15
 # A directory ref (`src/auth/`) is a claim about many files at once: weaker than naming the file itself.
 DIR_HIT_FACTOR = 0.8
 
+# A memory whose text names a touched file ("`render.tsx` wraps providers") is about that file even when
+# its `files` don't say so: weaker than a file ref, stronger than a shared word.
+NAMED_FILE_HIT = 0.15
+
 # Co-change neighbours: at most 2 per touched file and 6 in all, entered at rank 5 and about 3x weaker
 # than a direct hit, because a neighbour is a guess about where the work goes next.
 COCHANGE_PER_FILE = 2

@@ -1,0 +1,129 @@
+"""tether's recall as a `Retriever` for the quality evaluation, plus one retriever per channel.
+
+The corpus's rule units become tether memories exactly as `tether rules sync` would make them (one per
+rule, scoped to the rule file's directory), in a checkout of the repository at C1 so the repo map and
+co-change see only history up to C1.
+
+    python benchmarks/quality/run.py --retriever tether_retriever:tether --retriever tether_retriever:text_only
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Collection
+from pathlib import Path
+
+from corpus import Corpus, TaskView
+
+from tether import notes
+from tether.embed import Embedder
+from tether.hooks.behaviour import FOOTER, HEADER
+from tether.housekeeping import refresh_repo
+from tether.memory import Memory, content_hash
+from tether.project import init_project
+from tether.recall import CHANNELS, Recaller
+from tether.workspace import Workspace
+
+
+def memory_for(item: object, memory_id: str) -> Memory:
+    scope = str(item.scope)
+    details = str(item.text)
+    heading = str(item.heading)
+    if heading:
+        details = f"{heading}\n\n{details}"
+    return Memory(
+        id=memory_id,
+        summary=str(item.summary),
+        details=details,
+        category="pref",
+        files=(scope,) if scope else (),
+        origin=f"rules:{item.path}",
+    )
+
+
+class TetherRetriever:
+    """Recall over the corpus with the given channels (all of them: tether as shipped)."""
+
+    def __init__(
+        self, name: str = "tether", channels: Collection[str] = CHANNELS, embedder: Embedder | None = None
+    ) -> None:
+        self.name = name
+        self.channels = tuple(channels)
+        self.embedder = embedder
+        self._tmp: Path | None = None
+        self.ws: Workspace | None = None
+        self.ids: dict[str, str] = {}
+        self.last_block = ""
+
+    def prepare(self, corpus: Corpus) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"tether-quality-{corpus.repo}-"))
+        repo, home = self._tmp / "repo", self._tmp / "home"
+        home.mkdir()
+        corpus.checkout_at_c1(repo)
+        paths, _ = init_project(repo, home)
+        assert paths.project_notes is not None
+        self.ids = {}
+        for item in corpus.memories:
+            memory_id = content_hash(item.id)[:8]
+            self.ids[memory_id] = item.id
+            memory = memory_for(item, memory_id)
+            (paths.project_notes / notes.note_name(memory)).write_text(notes.render(memory), encoding="utf-8")
+        self.ws = Workspace.open(repo, home=home, embedder=self.embedder)
+        refresh_repo(self.ws)
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        assert self.ws is not None
+        files = list(task.files) if mode == "prompt+files" else []
+        result = Recaller(self.ws).recall(task.query, files, record=False, channels=self.channels)
+        lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER] if result.memories else []
+        self.last_block = "\n".join(lines)
+        return [self.ids[r.memory.id] for r in result.memories]
+
+    def tokens(self, task: TaskView, mode: str) -> float:
+        """What tether really injects for the last task: the block with its header, receipts and footer."""
+        return len(self.last_block) / 4
+
+
+def tether() -> TetherRetriever:
+    return TetherRetriever()
+
+
+def file_only() -> TetherRetriever:
+    return TetherRetriever("tether:file", ("file",))
+
+
+def cochange_only() -> TetherRetriever:
+    return TetherRetriever("tether:cochange", ("cochange",))
+
+
+def text_only() -> TetherRetriever:
+    return TetherRetriever("tether:text", ("text",))
+
+
+def semantic_only() -> TetherRetriever:
+    return TetherRetriever("tether:semantic", ("semantic",))
+
+
+def no_semantic() -> TetherRetriever:
+    return TetherRetriever("tether-no-sem", ("file", "cochange", "text", "pinned"))
+
+
+def minilm() -> TetherRetriever:
+    from tether.embedders import make_embedder
+
+    return TetherRetriever("tether+minilm", CHANNELS, make_embedder("sentence-transformers:all-MiniLM-L6-v2"))
+
+
+def minilm_semantic_only() -> TetherRetriever:
+    from tether.embedders import make_embedder
+
+    return TetherRetriever(
+        "tether:semantic(minilm)", ("semantic",), make_embedder("sentence-transformers:all-MiniLM-L6-v2")
+    )
+
+
+def path_only() -> TetherRetriever:
+    return TetherRetriever("tether:path", ("path",))
