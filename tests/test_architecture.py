@@ -10,6 +10,7 @@ import ast
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -176,26 +177,36 @@ def test_readme_cli_section_matches_help() -> None:
     top = help_text()
     problems: list[str] = []
     for line in lines:
-        command = line.split()[1]
-        if command not in cli.commands:  # type: ignore[attr-defined]
+        words = line.split()[1:]
+        command = words[0]
+        if command not in cli.commands:
             problems.append(f"{line!r}: no command {command!r} in `tether --help`")
             continue
         assert re.search(rf"^\s+{re.escape(command)}\s", top, re.M), f"{command} missing from top-level help"
-        text = help_text(command)
-        for option in re.findall(
-            r"(?<![\w-])(--?[A-Za-z][\w-]*)", line.split(None, 2)[2] if len(line.split()) > 2 else ""
-        ):
+        # Descend into groups (`tether rules sync`): the options belong to the subcommand.
+        path = [command]
+        current = cli.commands[command]
+        rest = words[1:]
+        while isinstance(current, click.Group) and rest and rest[0] in current.commands:
+            current = current.commands[rest[0]]
+            path.append(rest.pop(0))
+        text = help_text(*path)
+        for option in re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", " ".join(rest)):
             if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text):
-                problems.append(f"{line!r}: option {option} is not in `tether {command} --help`")
+                problems.append(f"{line!r}: option {option} is not in `tether {' '.join(path)} --help`")
     assert problems == []
 
 
 def test_every_command_and_option_has_help() -> None:
     missing: list[str] = []
-    for name, command in cli.commands.items():  # type: ignore[attr-defined]
+    commands: list[tuple[str, click.Command]] = list(cli.commands.items())
+    while commands:
+        name, command = commands.pop()
         if not (command.help or "").strip():
             missing.append(name)
+        if isinstance(command, click.Group):
+            commands += [(f"{name} {sub}", c) for sub, c in command.commands.items()]
         for param in command.params:
             if param.param_type_name == "option" and not getattr(param, "help", None):
                 missing.append(f"{name} {param.opts[0]}")
-    assert missing == []
+    assert sorted(missing) == []
