@@ -518,30 +518,6 @@ def config_(key: str | None, value: str | None, user: bool, list_all: bool) -> N
     click.echo(f"{key} = {set_value(target, key, value)!r}")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
-@click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))
-@click.argument("event")
-def hook(agent: str, event: str) -> None:
-    """Run one agent hook: the agent's JSON on stdin, context or a decision on stdout.
-
-    Installed by `tether install`; fails open (exit 0, no output, a line in .tether/logs/hooks.log).
-    """
-    from tether.hooks import main as hook_main
-
-    sys.exit(hook_main([agent, event]))
-
-
-@cli.command()
-@click.option("--http", is_flag=True, help="Serve streamable HTTP on loopback instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind with --http.")
-@click.option("--port", type=int, default=8765, show_default=True, help="Port for --http.")
-def mcp(http: bool, host: str, port: int) -> None:
-    """Serve the memory tools over MCP (stdio by default)."""
-    from tether.mcp_server import run
-
-    run(Path.cwd(), http=http, host=host, port=port)
-
-
 def _install_options(func: F) -> F:
     func = click.option("--dry-run", is_flag=True, help="Print the diff, write nothing.")(func)
     func = click.option("--user", "scope", flag_value="user", help="Install for your user (all projects).")(
