@@ -343,22 +343,48 @@ def test_auto_picks_the_packaged_minilm_when_installed() -> None:
     assert embedder.dimension == 384
 
 
+_CHOOSE_IN_FRESH_PROCESS = """
+import json, sys
+from tether.embedders import make_embedder
+ids, dimensions = {}, {}
+for spec, ask_dimension in json.loads(sys.argv[1]):
+    embedder = make_embedder(spec)
+    ids[spec] = embedder.id
+    if ask_dimension:
+        dimensions[spec] = embedder.dimension
+heavy = {"torch", "numpy", "sentence_transformers", "transformers", "fastembed", "onnxruntime"}
+loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
+print(json.dumps({"loaded": loaded, "ids": ids, "dimensions": dimensions}))
+"""
+
+
 def test_importing_and_choosing_loads_no_model_library(tmp_path: Path) -> None:
-    code = (
-        "import sys\n"
-        "from tether.embedders import make_embedder\n"
-        "specs = ['auto', 'hashed', 'openai:http://127.0.0.1:9#m']\n"
-        "import importlib.util as u\n"
-        "if u.find_spec('sentence_transformers'):\n"
-        "    specs.append('sentence-transformers:all-MiniLM-L6-v2')\n"
-        "if u.find_spec('fastembed'):\n"
-        f"    specs.append('fastembed:BAAI/bge-small-en-v1.5@{tmp_path}')\n"
-        "ids = [make_embedder(s).id for s in specs]\n"
-        "heavy = {'torch', 'numpy', 'sentence_transformers', 'transformers', 'fastembed', 'onnxruntime'}\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), ids)\n"
+    # (spec, whether asking its dimension must stay light too); fastembed's dimension imports fastembed.
+    specs: list[tuple[str, bool]] = [("auto", True), ("hashed", True), ("openai:http://127.0.0.1:9#m", False)]
+    if _installed("fastembed"):
+        specs.append((f"fastembed:BAAI/bge-small-en-v1.5@{tmp_path}", False))
+    minilm = packaged_model_dir(MINILM) if _installed("sentence_transformers") else None
+    own = tmp_path / "my-minilm"
+    if minilm is not None:
+        # A model directory of one's own, its files linked from the packaged one.
+        for source in (p for p in minilm.rglob("*") if p.is_file()):
+            (own / source.relative_to(minilm)).parent.mkdir(parents=True, exist_ok=True)
+            (own / source.relative_to(minilm)).symlink_to(source)
+        specs += [(f"sentence-transformers:{d}", True) for d in ("all-MiniLM-L6-v2", minilm, own)]
+    out = subprocess.run(
+        [sys.executable, "-c", _CHOOSE_IN_FRESH_PROCESS, json.dumps(specs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
-    assert out.stdout.startswith("[] "), out.stdout
+    result = json.loads(out.stdout)
+    assert result["loaded"] == []
+    if minilm is not None:
+        # Named by its path, the packaged model keeps its name; the dimension comes from its config.
+        assert result["ids"][f"sentence-transformers:{minilm}"] == "st:all-MiniLM-L6-v2"
+        assert result["ids"][f"sentence-transformers:{own}"] == "st:my-minilm"
+        assert result["dimensions"][f"sentence-transformers:{own}"] == 384
 
 
 def test_st_model_not_present_locally_is_a_config_error_without_network(tmp_path: Path) -> None:

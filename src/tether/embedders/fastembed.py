@@ -106,6 +106,7 @@ class FastEmbedEmbedder:
 
     @property
     def dimension(self) -> int:
+        """From fastembed's model registry: imports fastembed (no model load) the first time."""
         if self._dimension is None:
             self._dimension = self._registered_dimension()
         return self._dimension

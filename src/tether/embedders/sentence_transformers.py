@@ -100,7 +100,9 @@ class SentenceTransformerEmbedder:
         if path.is_dir():
             self._directory = path.resolve()
             self._source = str(self._directory)
-            self._name = name or self._directory.name
+            # A packaged model named by its path keeps its own name (its directory is just "model").
+            same = [m for m in PACKAGED_MODELS if packaged_model_dir(m) == self._directory]
+            self._name = name or (same[0].name if same else self._directory.name)
             self._dimension = _pooled_dimension(self._directory)
             return
         self._packaged = packaged_model(text)
