@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -51,6 +52,10 @@ NEIGHBOUR_FILES = 10
 # so hooks can go quiet (DESIGN §5: "silence once the agent is using the memory tools itself").
 SESSION_KEY = "memory_tools"
 LOOPBACK_NAMES = ("localhost",)
+# Where an agent tells its MCP servers which session they serve: Claude Code sets CLAUDE_CODE_SESSION_ID to
+# the session_id its hooks receive (2.1.332, measured in tests/e2e). Without it memory_get's "acted" and the
+# tools-used mark belong to no session. TETHER_SESSION, set by the user, wins.
+AGENT_SESSION_VARS = ("CLAUDE_CODE_SESSION_ID",)
 
 Category = Literal["pref", "decision", "gotcha", "context"]
 Scope = Literal["project", "user", "session"]
@@ -196,9 +201,7 @@ class Memories:
         return self._ws
 
     def _mark_session(self, ws: Workspace) -> None:
-        from tether.workspace import environ_session
-
-        session = environ_session()
+        session = agent_session()
         if session is None:
             return
         state = ws.store.session_state(session) or {}
@@ -234,6 +237,15 @@ class Memories:
             if self._ws is not None:
                 self._ws.close()
                 self._ws = None
+
+
+def agent_session() -> str | None:
+    """The session this server serves: TETHER_SESSION, else the id the agent put in the environment."""
+    from tether.workspace import environ_session
+
+    return environ_session() or next(
+        (os.environ[name] for name in AGENT_SESSION_VARS if os.environ.get(name)), None
+    )
 
 
 # Core messages name CLI flags; the agent talks to tool arguments instead.
@@ -396,10 +408,8 @@ def build_server(cwd: Path) -> MCPServer:
     def memory_get(id: MemoryId) -> Full:
         """The full text of one memory (details, files, links, status, what it supersedes). Archived and
         superseded memories are still readable here."""
-        from tether.workspace import environ_session
-
         with memories.use() as ws:
-            memory = ws.ack(id, session=environ_session(), via="memory_get")
+            memory = ws.ack(id, session=agent_session(), via="memory_get")
             return _full(ws, memory)
 
     @server.tool(
@@ -444,8 +454,6 @@ def build_server(cwd: Path) -> MCPServer:
     ) -> AddResult:
         """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
         the same text twice returns the existing memory. Tie it to the files it is about."""
-        from tether.workspace import environ_session
-
         with memories.use() as ws:
             added = ws.add(
                 summary,
@@ -456,7 +464,7 @@ def build_server(cwd: Path) -> MCPServer:
                 pinned=pinned,
                 origin="agent",
                 supersedes=supersedes,
-                session=environ_session() if scope == "session" else None,
+                session=agent_session() if scope == "session" else None,
             )
         m = added.memory
         message = f"saved {m.id}" if added.created else f"already saved as {m.id}; nothing new was written"
