@@ -8,6 +8,7 @@ read and write at once.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -236,6 +237,13 @@ class SQLiteStore:
 
     # -- memories ---------------------------------------------------------------------------------
 
+    def _bump_vectors(self) -> None:
+        """Every write may change the set of active vectors: invalidate the vector cache."""
+        self.conn.execute(
+            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (_VECTORS_VERSION,),
+        )
+
     def put(
         self,
         memory: Memory,
@@ -244,6 +252,7 @@ class SQLiteStore:
         embedder: str | None = None,
     ) -> None:
         with self.transaction():
+            self._bump_vectors()
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()
             values = (
                 memory.id,
@@ -317,6 +326,7 @@ class SQLiteStore:
 
     def remove(self, memory_id: str) -> None:
         with self.transaction():
+            self._bump_vectors()
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 return
@@ -397,6 +407,7 @@ class SQLiteStore:
     def clear(self) -> None:
         """Drop every derived memory row (telemetry, events and sessions stay): the start of a reindex."""
         with self.transaction():
+            self._bump_vectors()
             for table in ("fts_words", "fts_trigram", "embeddings", "links", "file_refs", "note_problems"):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.execute("DELETE FROM memories WHERE scope != 'session'")
@@ -440,7 +451,20 @@ class SQLiteStore:
         return out
 
     def vectors(self, embedder: str) -> tuple[list[str], bytes, int]:
-        """Every active memory's vector for `embedder`, as ids plus one packed float32 buffer and the dim."""
+        """Every active memory's vector for `embedder`, as ids plus one packed float32 buffer and the dim.
+
+        Read from a cache file beside the index while no memory changed since it was written (a version
+        counter in `meta`, bumped in the same transaction as every write): a hook then reads one file
+        instead of ten thousand rows on every prompt."""
+        version = self.get_meta(_VECTORS_VERSION) or "0"
+        cache = self.path.with_name(f"{self.path.name}-vectors-{_safe(embedder)}")
+        try:
+            with open(cache, "rb") as handle:
+                header = json.loads(handle.readline())
+                if header.get("version") == version and header.get("embedder") == embedder:
+                    return list(header["ids"]), handle.read(), int(header["dim"])
+        except (OSError, ValueError, KeyError):
+            pass
         ids: list[str] = []
         blobs: list[bytes] = []
         dim = 0
@@ -452,7 +476,15 @@ class SQLiteStore:
             ids.append(mid)
             blobs.append(blob)
             dim = size
-        return ids, b"".join(blobs), dim
+        packed = b"".join(blobs)
+        header_line = json.dumps({"version": version, "embedder": embedder, "dim": dim, "ids": ids}).encode()
+        try:
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(header_line + b"\n" + packed)
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only or full disk only costs the next reader the same query
+        return ids, packed, dim
 
     def missing_vectors(self, embedder: str) -> list[Memory]:
         rows = self.conn.execute(
@@ -464,6 +496,7 @@ class SQLiteStore:
 
     def put_vectors(self, embedder: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
+            self._bump_vectors()
             for mid, vector in vectors:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
@@ -472,6 +505,7 @@ class SQLiteStore:
 
     def drop_vectors(self, keep: str | None = None) -> None:
         with self.transaction():
+            self._bump_vectors()
             self.conn.execute("DELETE FROM embeddings WHERE embedder != ?", (keep or "",))
 
     def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
@@ -641,6 +675,13 @@ def _memory(row: Sequence[Any]) -> Memory:
         created=_dt(data["created"]) or datetime.now(UTC),
         updated=_dt(data["updated"]) or datetime.now(UTC),
     )
+
+
+_VECTORS_VERSION = "vectors.version"
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
 def _fts_quote(word: str) -> str:
