@@ -184,6 +184,13 @@ class Memories:
                 raise ToolError(
                     f"the memory index is unavailable ({exc}): retry; if it persists run `tether doctor`"
                 ) from exc
+            except sqlite3.DatabaseError as exc:  # not a database at all, or a damaged one
+                # Without this the SDK answers a bare "Error executing tool", which agents read as a
+                # schema problem. The index is derived from the notes, so removing it loses no memory.
+                raise ToolError(
+                    f"the memory index .tether/index.db is damaged ({exc}): delete it and call again; "
+                    "it is rebuilt from the notes in .tether/memories/ and no memory is lost"
+                ) from exc
 
     def _open(self) -> Workspace:
         from tether.project import find_project_root
