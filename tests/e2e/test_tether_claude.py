@@ -315,3 +315,30 @@ def test_a_broken_tether_never_breaks_the_session(
     sent = json.dumps(run.requests)
     for noise in ("hook error", "Traceback", "command not found", "tether:", "database disk image"):
         assert noise not in sent, noise
+
+
+def test_a_damaged_index_makes_the_tools_say_what_to_do_and_recovers(
+    workspace: Workspace, run_claude: RunClaude
+) -> None:
+    tether(workspace, "init")
+    port = remember(workspace, PORT_NOTE, "--category", "context")
+    install(workspace)
+    workspace.allow_tools("Bash(rm .tether/index.db)")
+    (workspace.repo / ".tether" / "index.db").write_bytes(os.urandom(64 * 1024))
+    searches = [tool_use(MCP_TOOLS[0], {"query": "staging port"}) for _ in range(2)]
+    remove = tool_use("Bash", {"command": "rm .tether/index.db", "description": "Remove the damaged index"})
+    script: list[Turn] = [[searches[0]], [remove], [searches[1]], [text("6443.")]]
+
+    run = run_claude(workspace.repo, workspace.home, "hello", script)
+
+    assert run.returncode == 0, run.describe()
+    assert len(run.requests) == 4, run.describe()
+    failed = tool_result_for(run.requests[1], searches[0]["id"])
+    assert failed is not None and failed.get("is_error") is True, failed
+    message = message_text({"content": [failed]})
+    assert "the memory index .tether/index.db is damaged (file is not a database): delete it" in message
+    removed = tool_result_for(run.requests[2], remove["id"])
+    assert removed is not None and not removed.get("is_error"), removed
+    found = tool_result_for(run.requests[3], searches[1]["id"])
+    assert found is not None and not found.get("is_error"), found
+    assert json.loads(message_text({"content": [found]}))["results"][0]["id"] == port

@@ -7,12 +7,26 @@ Codex hands hook context to the model as plain ``role: "developer"`` input messa
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from .conftest import RunCodex, Workspace
-from .mock_openai import input_texts, say
-from .test_tether_claude import HEADER, LYING_README, PORT_NOTE, SHIP_NOTE, remember, tether
+from .mock_openai import call_output, custom_call, input_texts, say
+from .scripted_server import Turn
+from .test_tether_claude import (
+    CHARGE_PY,
+    EDIT,
+    EDIT_PROMPT,
+    GOTCHA,
+    HEADER,
+    LYING_README,
+    PORT_NOTE,
+    SHIP_NOTE,
+    billing_workspace,
+    remember,
+    tether,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -44,3 +58,42 @@ def test_trap_true_notes_reach_the_first_request(workspace: Workspace, run_codex
     body = json.dumps(first)
     for lie in ("8080", "europa", "deploy.sh"):
         assert lie not in body, lie
+
+
+def test_deny_once_refuses_the_first_blind_apply_patch_and_lets_the_retry_through(
+    workspace: Workspace, run_codex: RunCodex
+) -> None:
+    target, gotcha = billing_workspace(workspace)
+    tether(workspace, "config", "guard.mode", "deny-once")
+    tether(workspace, "install", "codex", "--project")
+    workspace.commit("tether")
+    patch = (
+        "*** Begin Patch\n*** Update File: src/billing/charge.py\n@@\n"
+        f"-{EDIT['old_string']}\n+{EDIT['new_string']}\n*** End Patch\n"
+    )
+    calls = [custom_call("apply_patch", patch) for _ in range(2)]
+    on_disk_after_deny: list[str] = []
+
+    def model(body: dict[str, Any]) -> Turn | None:
+        # Codex has no read hook: the guard on apply_patch is where a file's gotchas reach the model.
+        first, retry = (call_output(body, call["call_id"]) for call in calls)
+        if first is None:
+            return [calls[0]]
+        if retry is None and first.startswith("Command blocked by PreToolUse hook"):
+            on_disk_after_deny.append(target.read_text())
+            return [calls[1]]
+        return None
+
+    run = run_codex(workspace.repo, workspace.home, EDIT_PROMPT, model)
+
+    assert run.returncode == 0, run.describe()
+    assert len(run.requests) == 3, run.describe()
+    denied = call_output(run.requests[1], calls[0]["call_id"])
+    assert denied is not None and denied.startswith(
+        "Command blocked by PreToolUse hook: tether: src/billing/charge.py has known gotchas"
+    ), denied
+    assert f'gotcha "{GOTCHA}" [{gotcha}]' in denied
+    assert on_disk_after_deny == [CHARGE_PY]
+    applied = call_output(run.requests[2], calls[1]["call_id"])
+    assert applied is not None and "Success. Updated the following files" in applied, applied
+    assert target.read_text() == CHARGE_PY.replace(EDIT["old_string"], EDIT["new_string"])
