@@ -19,8 +19,8 @@ def normalize(values: Sequence[float]) -> Vector:
     """L2-normalize; an all-zero vector stays all zeros (it has no direction to keep)."""
     vector = [float(v) for v in values]
     norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0.0 or not math.isfinite(norm):
-        return vector if norm == 0.0 else [0.0] * len(vector)
+    if norm == 0.0:
+        return vector
     return [v / norm for v in vector]
 
 

@@ -8,6 +8,7 @@ and onnxruntime are imported on first use.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import shutil
 import threading
@@ -34,8 +35,8 @@ def is_model_dir(directory: Path) -> bool:
 def _quiet_fastembed() -> Iterator[None]:
     """Mute fastembed's own log lines and warnings while loading: a failure becomes one ConfigError."""
     logger: Any = None
-    with contextlib.suppress(ImportError):
-        from loguru import logger
+    with contextlib.suppress(ImportError):  # fastembed logs through loguru, one of its dependencies
+        logger = importlib.import_module("loguru").logger
     if logger is not None:
         logger.disable("fastembed")
     try:
