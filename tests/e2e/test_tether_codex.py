@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from .conftest import RunCodex, Workspace
-from .mock_openai import call_output, custom_call, input_texts, say
+from .mock_openai import call_output, custom_call, function_call, input_texts, say
 from .scripted_server import Turn
 from .test_tether_claude import (
     CHARGE_PY,
@@ -25,6 +25,7 @@ from .test_tether_claude import (
     SHIP_NOTE,
     billing_workspace,
     remember,
+    telemetry,
     tether,
 )
 
@@ -97,3 +98,32 @@ def test_deny_once_refuses_the_first_blind_apply_patch_and_lets_the_retry_throug
     applied = call_output(run.requests[2], calls[1]["call_id"])
     assert applied is not None and "Success. Updated the following files" in applied, applied
     assert target.read_text() == CHARGE_PY.replace(EDIT["old_string"], EDIT["new_string"])
+
+
+def test_memory_tools_answer_with_the_installed_config(workspace: Workspace, run_codex: RunCodex) -> None:
+    tether(workspace, "init")
+    port = remember(workspace, PORT_NOTE, "--category", "context", "--details", "Moved from 8443 in March.")
+    tether(workspace, "install", "codex", "--project")
+    workspace.commit("tether")
+    # MCP tools sit behind tool_search; a call names the server as its namespace. The installer sets no
+    # approval mode: Codex runs these read-only tools (readOnlyHint) without asking, even under exec.
+    search = function_call("memory_search", {"query": "staging port"})
+    search["namespace"] = "mcp__tether"
+    get = function_call("memory_get", {"id": port})
+    get["namespace"] = "mcp__tether"
+
+    run = run_codex(workspace.repo, workspace.home, "hello", [[search], [get], [say("6443.")]])
+
+    assert run.returncode == 0, run.describe()
+    assert len(run.requests) == 3, run.describe()
+    found = call_output(run.requests[1], search["call_id"])
+    assert found is not None, run.requests[1]["input"][-2:]
+    hits = json.loads(found[found.index("{") :])["results"]
+    assert hits[0]["id"] == port and hits[0]["summary"] == PORT_NOTE
+    full = call_output(run.requests[2], get["call_id"])
+    assert full is not None and "Moved from 8443 in March." in full, full
+    calls = [(i["tool"], i["status"]) for i in run.items if i.get("type") == "mcp_tool_call"]
+    assert calls == [("memory_search", "completed"), ("memory_get", "completed")]
+    assert [(event, receipts) for event, _, receipts in telemetry(workspace, port)] == [
+        ("acted", {"via": "memory_get"})
+    ]
