@@ -55,9 +55,12 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
         "GIT_COMMITTER_EMAIL": "demo@example.com",
     }
 
+    tether = [sys.executable, "-m", "tether"]
+
     def sh(*args: str, show: bool = False) -> str:
         if show:
-            echo(f"$ {' '.join(args)}")
+            shown = ["tether", *args[3:]] if list(args[:3]) == tether else list(args)
+            echo("$ " + " ".join(f"'{a}'" if " " in a else a for a in shown))
         out = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, check=False)
         if out.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed: {out.stderr.strip()}")
@@ -65,7 +68,6 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
             echo(textwrap.indent(out.stdout.rstrip(), "  "))
         return out.stdout
 
-    tether = [sys.executable, "-m", "tether"]
     echo(f"# A sample repo at {repo}")
     sh("git", "init", "-q")
     for path, text in _FILES.items():
