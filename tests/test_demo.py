@@ -12,7 +12,9 @@ def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: 
     repo = run_demo(tmp_path, echo=lines.append)
     out = "\n".join(lines)
     assert (repo / ".tether" / "memories").is_dir()
-    first_prompt = out.split("## First prompt")[1].split("##")[0]
+    first_prompt = (
+        out.split("## First prompt")[1].split("##")[0].split("(tether hook claude UserPromptSubmit)")[1]
+    )
     for fact in ("6443", "callisto", "make ship-v2"):
         assert fact in first_prompt
     for lie in ("8080", "europa", "deploy.sh"):
@@ -21,4 +23,6 @@ def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: 
     assert '· gotcha "Refund amounts are integer cents, never floats"' in out
     assert "co-change(src/billing/charge.py)" in out
     assert out.count("DENIED: tether: src/billing/charge.py has known gotchas") == 1
-    assert "It retries the same edit: allowed\n   (tether hook claude PreToolUse)\n   (nothing injected)" in out
+    assert (
+        "It retries the same edit: allowed\n   (tether hook claude PreToolUse)\n   (nothing injected)" in out
+    )
