@@ -287,7 +287,7 @@ def test_an_unrelated_prompt_gets_nothing_and_empty_memory_only_the_fallback(
 # ---------------------------------------------------------------- 5. fail open
 
 
-@pytest.mark.parametrize("broken", ["corrupt-index", "tether-not-on-path"])
+@pytest.mark.parametrize("broken", ["nothing (control)", "corrupt-index", "tether-not-on-path"])
 def test_a_broken_tether_never_breaks_the_session(
     workspace: Workspace, run_claude: RunClaude, broken: str
 ) -> None:
@@ -298,10 +298,12 @@ def test_a_broken_tether_never_breaks_the_session(
         for name in ("index.db-wal", "index.db-shm"):
             (workspace.repo / ".tether" / name).unlink(missing_ok=True)
         (workspace.repo / ".tether" / "index.db").write_bytes(os.urandom(64 * 1024))
-    else:
+    elif broken == "tether-not-on-path":
         # The installed hooks call `tether`; a PATH without it makes every hook command fail to start.
         env["PATH"] = "/usr/bin:/bin"
-    read = tool_use("Read", {"file_path": str(target)})
+    # Read another file, then edit charge.py blind: a working tether would deny that edit once (auto mode,
+    # a high-priority gotcha not yet seen), so an edit that goes through first time shows the hooks are out.
+    read = tool_use("Read", {"file_path": str(workspace.repo / "README.md")})
     edit = tool_use("Edit", {"file_path": str(target), **EDIT})
 
     run = run_claude(workspace.repo, workspace.home, EDIT_PROMPT, [[read], [edit], [text("Done.")]], env=env)
@@ -309,10 +311,22 @@ def test_a_broken_tether_never_breaks_the_session(
     assert run.returncode == 0, run.describe()
     assert run.result is not None and run.result["result"] == "Done.", run.describe()
     assert len(run.requests) == 3, run.describe()
+    if broken.startswith("nothing"):
+        assert [d["tool_use_id"] for d in run.result["permission_denials"]] == [edit["id"]]
+        assert target.read_text() == CHARGE_PY
+        return
     assert target.read_text() == CHARGE_PY.replace(EDIT["old_string"], EDIT["new_string"])
     sent = json.dumps(run.requests)
     for noise in ("hook error", "Traceback", "command not found", "tether:", "not a database"):
         assert noise not in sent, noise
+    # The hooks did run, and failed.
+    assert run.result["permission_denials"] == []
+    if broken == "corrupt-index":
+        failures = (workspace.repo / ".tether" / "logs" / "hooks.log").read_text().splitlines()
+        events = [json.loads(line)["hook"] for line in failures if "file is not a database" in line]
+        assert {"claude UserPromptSubmit", "claude PostToolUse", "claude PreToolUse"} <= set(events), failures
+    else:
+        assert "[tether hook claude PreToolUse] finished with status 127" in run.debug_text()
 
 
 def test_a_damaged_index_makes_the_tools_say_what_to_do_and_recovers(
