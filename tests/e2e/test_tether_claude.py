@@ -91,6 +91,12 @@ def session_state(ws: Workspace, session: str) -> dict[str, Any]:
     return dict(json.loads(state))
 
 
+def assert_no_hook_failed(ws: Workspace) -> None:
+    """Hooks fail open, silently: a failure only shows in .tether/logs/hooks.log, so look there."""
+    log = ws.repo / ".tether" / "logs" / "hooks.log"
+    assert not log.exists(), log.read_text()
+
+
 # ---------------------------------------------------------------- 1. the trap
 
 
@@ -108,6 +114,7 @@ def test_trap_true_notes_reach_the_first_request_and_the_lying_readme_does_not(
     run = run_claude(workspace.repo, workspace.home, prompt, [[text("6443, callisto, make ship-v2.")]])
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     first = run.requests[0]
     context = prompt_context(first)
     assert context.startswith(HEADER), system_messages(first)
@@ -149,6 +156,7 @@ def test_gotcha_arrives_right_after_the_read_and_the_edit_goes_through(
     run = run_claude(workspace.repo, workspace.home, EDIT_PROMPT, [[read], [edit], [text("Done.")]])
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     assert len(run.requests) == 3, run.describe()
     assert GOTCHA not in json.dumps(run.requests[0])
     after_read = message_after_tool_result(run.requests[1], read["id"])
@@ -189,6 +197,7 @@ def test_deny_once_refuses_the_first_blind_edit_and_lets_the_retry_through(
     run = run_claude(workspace.repo, workspace.home, EDIT_PROMPT, model)
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     assert len(run.requests) == 3, run.describe()
     assert GOTCHA not in json.dumps(run.requests[0])
     denied = tool_result_for(run.requests[1], edits[0]["id"])
@@ -233,6 +242,7 @@ def test_memory_search_then_get_answer_and_count_as_acted(
     run = run_claude(workspace.repo, workspace.home, "hello", model)
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     assert len(run.requests) == 3, run.describe()
     assert PORT_NOTE not in json.dumps(run.requests[0])
     searched = tool_result_for(run.requests[1], search["id"])
@@ -272,6 +282,7 @@ def test_an_unrelated_prompt_gets_nothing_and_empty_memory_only_the_fallback(
     run = run_claude(workspace.repo, workspace.home, "make the login button blue", [[text("Sure.")]])
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     first = json.dumps(run.requests[0])
     assert HEADER not in first
     for summary in (PORT_NOTE, SHIP_NOTE, GOTCHA):

@@ -23,6 +23,7 @@ from .test_tether_claude import (
     LYING_README,
     PORT_NOTE,
     SHIP_NOTE,
+    assert_no_hook_failed,
     billing_workspace,
     remember,
     telemetry,
@@ -46,6 +47,7 @@ def test_trap_true_notes_reach_the_first_request(workspace: Workspace, run_codex
     run = run_codex(workspace.repo, workspace.home, prompt, [[say("6443, callisto, make ship-v2.")]])
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     first = run.requests[0]
     developer = input_texts(first, "developer")
     recalled = [t for t in developer if t.startswith(HEADER)]
@@ -88,6 +90,7 @@ def test_deny_once_refuses_the_first_blind_apply_patch_and_lets_the_retry_throug
     run = run_codex(workspace.repo, workspace.home, EDIT_PROMPT, model)
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     assert len(run.requests) == 3, run.describe()
     denied = call_output(run.requests[1], calls[0]["call_id"])
     assert denied is not None and denied.startswith(
@@ -115,6 +118,7 @@ def test_memory_tools_answer_with_the_installed_config(workspace: Workspace, run
     run = run_codex(workspace.repo, workspace.home, "hello", [[search], [get], [say("6443.")]])
 
     assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
     assert len(run.requests) == 3, run.describe()
     found = call_output(run.requests[1], search["call_id"])
     assert found is not None, run.requests[1]["input"][-2:]
