@@ -258,6 +258,9 @@ def test_memory_search_then_get_answer_and_count_as_acted(
     assert run.result is not None
     session = run.result["session_id"]
     assert telemetry(workspace, port) == [("acted", session, {"via": "memory_get"})]
+    stats = json.loads(tether(workspace, "stats", "--json"))
+    assert stats["categories"]["context"]["acted"] == 1 and stats["total"]["acted"] == 1
+    assert [(m["id"], m["acted"]) for m in stats["most_used"]] == [(port, 1)]
     # Both sides saw the agent use the tools: the MCP server's mark, and the hooks (which now stay quiet).
     state = session_state(workspace, session)
     assert state["memory_tools"]["calls"] == 2, state
