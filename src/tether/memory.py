@@ -13,6 +13,7 @@ import secrets as _random
 import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from tether.errors import ValidationError
@@ -66,7 +67,7 @@ class Memory:
             seen.setdefault(match.group(1).strip(), None)
         return tuple(seen)
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         return content_hash(self.summary, self.details)
 

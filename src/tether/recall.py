@@ -129,6 +129,7 @@ class Recaller:
         budget: int | None = None,
         record: bool = True,
         channels: Collection[str] = CHANNELS,
+        require_evidence: bool = True,
     ) -> RecallResult:
         """Rank memories for a prompt and the files being touched, filter, budget, and record surfacings.
 
@@ -153,7 +154,7 @@ class Recaller:
         for candidate in ranked:
             if len(chosen) >= limit:
                 break
-            if not candidate.has_evidence or candidate.memory_id in quiet:
+            if (require_evidence and not candidate.has_evidence) or candidate.memory_id in quiet:
                 continue
             recalled = self._recalled(candidate, len(chosen) + 1)
             cost = len(recalled.line()) + 1
@@ -344,7 +345,7 @@ class Recaller:
 
     def _path_channel(self, touched: list[str], candidate: Any) -> None:
         """Memories whose text mentions the touched files' names and directories ("when editing render.tsx")."""
-        hits = self.store.text_search(path_terms(touched), limit=50)
+        hits = self.store.text_search(path_terms(touched), limit=50, trigram=False)
         ranks = competition_ranks({h.id: -h.words for h in hits if h.words})
         for mid, rank in ranks.items():
             c = candidate(mid)
@@ -450,11 +451,11 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
 
 
 # Below this many multiply-adds a plain loop over the query's non-zero dimensions beats importing numpy
-# (~50 ms), which matters in a hook process that runs on every prompt. Hashed query vectors are sparse.
-PURE_PYTHON_WORK = 400_000
+# (~50 ms; a Python multiply-add costs ~0.5 us), which matters in a hook process that runs on every prompt. Hashed query vectors are sparse.
+PURE_PYTHON_WORK = 60_000
 
 
-def cosine_scores(blob: bytes, rows: int, dim: int, query: Sequence[float]) -> list[float]:
+def cosine_scores(blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float]) -> list[float]:
     """Dot products of `query` with each row of a packed float32 matrix (vectors are L2-normalized)."""
     if len(query) != dim:
         return []  # a vector from another embedder: never compare across spaces

@@ -8,6 +8,7 @@ read and write at once.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import sqlite3
 from array import array
@@ -414,7 +415,7 @@ class SQLiteStore:
 
     # -- search -----------------------------------------------------------------------------------
 
-    def text_search(self, words: Sequence[str], limit: int) -> list[TextHit]:
+    def text_search(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
         """bm25 over both FTS indexes for any of `words` (OR), best first, active memories only."""
         if not words:
             return []
@@ -427,7 +428,7 @@ class SQLiteStore:
             (word_query, limit),
         ):
             hits.setdefault(rowid, [0.0, 0.0])[0] = score
-        grams = [w for w in words if len(w) >= 3]
+        grams = [w for w in words if len(w) >= 3] if trigram else []
         if grams:
             gram_query = " OR ".join(_fts_quote(w) for w in grams)
             for rowid, score in self.conn.execute(
@@ -450,7 +451,7 @@ class SQLiteStore:
                 out[rowid] = mid
         return out
 
-    def vectors(self, embedder: str) -> tuple[list[str], bytes, int]:
+    def vectors(self, embedder: str) -> tuple[list[str], bytes | memoryview, int]:
         """Every active memory's vector for `embedder`, as ids plus one packed float32 buffer and the dim.
 
         Read from a cache file beside the index while no memory changed since it was written (a version
@@ -462,7 +463,13 @@ class SQLiteStore:
             with open(cache, "rb") as handle:
                 header = json.loads(handle.readline())
                 if header.get("version") == version and header.get("embedder") == embedder:
-                    return list(header["ids"]), handle.read(), int(header["dim"])
+                    start = handle.tell()
+                    size = os.fstat(handle.fileno()).st_size
+                    if size == start:
+                        return list(header["ids"]), b"", int(header["dim"])
+                    # Mapped, not read: numpy multiplies straight from the page cache, no copy.
+                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                    return list(header["ids"]), memoryview(mapped)[start:], int(header["dim"])
         except (OSError, ValueError, KeyError):
             pass
         ids: list[str] = []
