@@ -142,7 +142,14 @@ def _notes(agent: str, scope: str, root: Path, home: Path, command: list[str]) -
                 "Claude Code asks once to approve the `tether` server from .mcp.json (claude -p loads it "
                 "without asking); hooks in .claude/settings.json run once the folder is trusted."
             )
-        else:
+        # Measured with claude -p 2.1.332 (tests/e2e): an MCP call with no allow rule is refused outright.
+        allow_in = ".claude/settings.json" if scope == "project" else "~/.claude/settings.json"
+        notes.append(
+            "Claude Code asks before tether's MCP tools run, and `claude -p` refuses them unless allowed: add "
+            f'"permissions": {{"allow": ["mcp__tether__memory_search", "mcp__tether__memory_get"]}} to {allow_in}, '
+            "or pass --allowedTools."
+        )
+        if scope != "project":
             notes.append("Claude Code rewrites ~/.claude.json while it runs: install with no session open.")
         notes.append("Do not also enable the tether Claude Code plugin: its hooks would run twice.")
     elif agent == "codex":
