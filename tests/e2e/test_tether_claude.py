@@ -267,6 +267,26 @@ def test_memory_search_then_get_answer_and_count_as_acted(
     assert state["tools_used"] is True, state
 
 
+def test_without_an_allow_rule_claude_p_refuses_the_tools_as_the_installer_warns(
+    workspace: Workspace, run_claude: RunClaude
+) -> None:
+    tether(workspace, "init")
+    remember(workspace, PORT_NOTE, "--category", "context")
+    notes = tether(workspace, "install", "claude", "--project")
+    workspace.commit("tether")
+    assert '"permissions": {"allow": ["mcp__tether__memory_search", "mcp__tether__memory_get"]}' in notes
+    search = tool_use(MCP_TOOLS[0], {"query": "staging port"})
+
+    run = run_claude(workspace.repo, workspace.home, "hello", [[search], [text("ok")]])
+
+    assert run.returncode == 0, run.describe()
+    refused = tool_result_for(run.requests[1], search["id"])
+    assert refused is not None and refused.get("is_error") is True, refused
+    assert "haven't granted it yet" in message_text({"content": [refused]})
+    assert run.result is not None
+    assert [d["tool_name"] for d in run.result["permission_denials"]] == [MCP_TOOLS[0]]
+
+
 # ---------------------------------------------------------------- 4. nothing to say
 
 
