@@ -215,6 +215,35 @@ def test_deny_once_refuses_the_first_blind_edit_and_lets_the_retry_through(
     assert [d["tool_use_id"] for d in run.result["permission_denials"]] == [edits[0]["id"]]
 
 
+def test_parallel_reads_bring_every_gotcha_and_lose_no_session_update(
+    workspace: Workspace, run_claude: RunClaude
+) -> None:
+    tether(workspace, "init")
+    files = [f"src/m{i}.py" for i in range(4)]
+    ids = []
+    for i, path in enumerate(files):
+        workspace.write(path, f"X{i} = {i}\n")
+        ids.append(remember(workspace, f"m{i} rounds half to even", "--category", "gotcha", "--file", path))
+    install(workspace)
+    reads = [tool_use("Read", {"file_path": str(workspace.repo / path)}) for path in files]
+
+    # One turn with four Reads: Claude Code runs their PostToolUse hooks at the same time.
+    run = run_claude(workspace.repo, workspace.home, "look around", [reads, [text("Read them.")]])
+
+    assert run.returncode == 0, run.describe()
+    assert_no_hook_failed(workspace)
+    # All results share one user message; the hooks' context follows it as one system message.
+    after = message_after_tool_result(run.requests[1], reads[0]["id"])
+    assert after is not None and after["role"] == "system", run.requests[1]["messages"][-2:]
+    shown = message_text(after)
+    for i, memory_id in enumerate(ids):
+        assert f'gotcha "m{i} rounds half to even" [{memory_id}]' in shown, shown
+    assert run.result is not None
+    state = session_state(workspace, run.result["session_id"])
+    assert sorted(state["touched"]) == files and sorted(state["seen"]) == sorted(ids), state
+    assert state["hints"] == 4
+
+
 # ---------------------------------------------------------------- 3. the memory tools
 
 
