@@ -211,16 +211,19 @@ class Memories:
         session = agent_session()
         if session is None:
             return
-        state = ws.store.session_state(session) or {}
-        previous = state.get(SESSION_KEY)
-        used: dict[str, Any] = previous if isinstance(previous, dict) else {}
-        now = ws.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-        state[SESSION_KEY] = {
-            "first": used.get("first", now),
-            "last": now,
-            "calls": int(used.get("calls", 0)) + 1,
-        }
-        ws.store.put_session_state(session, state, ws.clock())
+        # One write transaction, like the hooks' own updates: in Claude Code the hooks of a parallel tool
+        # call write this session's state at the same time, and neither may lose the other's change.
+        with ws.store.transaction():
+            state = ws.store.session_state(session) or {}
+            previous = state.get(SESSION_KEY)
+            used: dict[str, Any] = previous if isinstance(previous, dict) else {}
+            now = ws.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+            state[SESSION_KEY] = {
+                "first": used.get("first", now),
+                "last": now,
+                "calls": int(used.get("calls", 0)) + 1,
+            }
+            ws.store.put_session_state(session, state, ws.clock())
 
     def repo(self, ws: Workspace) -> RepoMap | None:
         """The repo map, brought up to date once per server process (incremental after the first time)."""
