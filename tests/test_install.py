@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import tomllib
@@ -417,11 +418,11 @@ def test_a_users_handler_inside_tethers_group_survives_uninstall(tmp_path: Path)
     install("claude", scope="project", root=root, home=home, command=CMD)
     settings = root / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
-    data["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "say done"})
+    data["hooks"]["SessionEnd"][0]["hooks"].append({"type": "command", "command": "say done"})
     settings.write_text(json.dumps(data))
     uninstall("claude", scope="project", root=root, home=home)
     assert json.loads(settings.read_text()) == {
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+        "hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "say done"}]}]}
     }
 
 
@@ -469,7 +470,19 @@ def test_agent_specific_formats(tmp_path: Path) -> None:
     assert "_" not in "".join(gemini["mcpServers"])  # Gemini splits tool names on `_`
     claude = json.loads((root / ".claude" / "settings.json").read_text())
     assert claude["hooks"]["PreToolUse"][0]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
-    assert "matcher" not in claude["hooks"]["PostToolUse"][0]  # every tool
+    # Only tools whose use changes something: reads (gotchas), edits (touched files), memory tools.
+    post = re.compile(claude["hooks"]["PostToolUse"][0]["matcher"])
+    assert all(
+        post.fullmatch(t)
+        for t in (
+            "Read",
+            "Edit",
+            "Write",
+            "mcp__tether__memory_get",
+            "mcp__plugin_tether_tether__memory_search",
+        )
+    )
+    assert not any(post.fullmatch(t) for t in ("Bash", "Grep", "Glob"))
     assert json.loads((root / ".mcp.json").read_text())["mcpServers"]["tether"]["type"] == "stdio"
 
 
@@ -536,9 +549,10 @@ def test_plugin_hooks_file() -> None:
                 assert shlex.split(handler["command"]) == ["tether", "hook", "claude", event]
                 assert isinstance(handler["timeout"], int) and 0 < handler["timeout"] <= 30
     assert hooks["PreToolUse"][0]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
+    # Reads bring gotchas, edits record touched files, memory tools silence hints; nothing else.
     assert [g.get("matcher") for g in hooks["PostToolUse"]] == [
-        None
-    ]  # all tools: Read gotchas + touched files
+        "Read|Edit|Write|MultiEdit|NotebookEdit|mcp__.*memory_.*"
+    ]
     assert set(hooks) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionEnd"}
 
 

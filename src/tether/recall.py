@@ -398,7 +398,7 @@ class Recaller:
         c.magnitude["text"] = scoring.text_magnitude(
             float(c.evidence.get("text", 0.0)), float(c.evidence.get("text_best", 0.0)), coverage
         )
-        needed = 1 if len(words) <= 2 else 2
+        needed = 1 if len(words) <= 2 else scoring.TEXT_EVIDENCE_MIN_TERMS
         if len(found) >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE:
             return True
         # A compound question ("which port, which host, what command?") spreads its terms over several

@@ -39,6 +39,7 @@ TEXT_MAX = 0.14
 # A "real" text match for the evidence gate: this share of the query's terms (at least two of them, or
 # the only one), so one shared common word is not evidence.
 TEXT_EVIDENCE_COVERAGE = 0.34
+TEXT_EVIDENCE_MIN_TERMS = 2
 # ... or at least half of one clause of two or more terms (a compound question has several answers).
 CLAUSE_EVIDENCE_COVERAGE = 0.5
 

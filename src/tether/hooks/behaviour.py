@@ -180,8 +180,11 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
     lines = "\n".join(gotcha_line(m) for m in unseen)
     if deny and first_edit:
         return Reply(
+            # Claude Code tells its model that a denied call means "the user declined: adjust, don't retry
+            # verbatim"; say plainly that this is a one-time pause and that retrying unchanged is fine.
             deny=f"tether: {paths[0]} has known gotchas:\n{lines}\n"
-            "If your edit respects them, issue the same edit again."
+            "This is a one-time pause from project memory, not a refusal: if the edit already respects them, "
+            "issue the same edit again (it will go through); otherwise adjust it first."
         )
     return Reply(context=lines)
 

@@ -25,16 +25,16 @@ class HookSpec:
     timeout: int  # in the agent's unit: seconds, except Gemini (milliseconds)
 
 
-# Claude Code (seconds). PostToolUse has no matcher: every tool call records touched files and memory-tool
-# use, and a Read also brings that file's gotchas. SessionEnd only spawns a detached distill worker; its 5 s
-# raises Claude's 1.5 s SessionEnd budget so a cold Python start on a busy machine still gets to detach.
+# Claude Code (seconds). PostToolUse only on the tools whose use changes something: a Read brings that
+# file's gotchas, edits record touched files, memory tools silence hints (measured in the real agent: each
+# hook process costs ~0.1-0.2 s, so a hook on every Bash/Grep call or on Stop would cost time for nothing).
+# SessionEnd only spawns a detached distill worker; its 5 s raises Claude's 1.5 s SessionEnd budget so a
+# cold Python start on a busy machine still gets to detach.
 CLAUDE_HOOKS = (
     HookSpec("SessionStart", None, 10),
     HookSpec("UserPromptSubmit", None, 10),
     HookSpec("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit", 5),
-    HookSpec("PostToolUse", None, 5),
-    HookSpec("Stop", None, 10),
-    HookSpec("PreCompact", None, 10),
+    HookSpec("PostToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit|mcp__.*memory_.*", 5),
     HookSpec("SessionEnd", None, 5),
 )
 
@@ -45,19 +45,16 @@ CODEX_HOOKS = (
     HookSpec("SessionStart", None, 10),
     HookSpec("UserPromptSubmit", None, 10),
     HookSpec("PreToolUse", "apply_patch|Edit|Write", 5),
-    HookSpec("PostToolUse", None, 5),
-    HookSpec("Stop", None, 10),
-    HookSpec("PreCompact", None, 10),
+    HookSpec("PostToolUse", "apply_patch|Edit|Write|mcp__.*memory_.*", 5),
     HookSpec("SessionEnd", None, 3),
 )
 
 # Cursor (seconds). No prompt hook: `beforeSubmitPrompt` cannot inject context, so it is not registered.
+# postToolUse has no matcher: Cursor's tool names vary between builds.
 CURSOR_HOOKS = (
     HookSpec("sessionStart", None, 10),
     HookSpec("preToolUse", "Edit|Write|MultiEdit", 5),
     HookSpec("postToolUse", None, 5),
-    HookSpec("stop", None, 10),
-    HookSpec("preCompact", None, 10),
     HookSpec("sessionEnd", None, 5),
 )
 
@@ -66,9 +63,7 @@ GEMINI_HOOKS = (
     HookSpec("SessionStart", None, 10_000),
     HookSpec("BeforeAgent", None, 10_000),
     HookSpec("BeforeTool", "^(write_file|replace)$", 5_000),
-    HookSpec("AfterTool", None, 5_000),
-    HookSpec("AfterAgent", None, 10_000),
-    HookSpec("PreCompress", None, 10_000),
+    HookSpec("AfterTool", "^(read_file|read_many_files|write_file|replace|mcp_tether_.*)$", 5_000),
     HookSpec("SessionEnd", None, 5_000),
 )
 
