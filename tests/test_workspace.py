@@ -200,3 +200,22 @@ def test_open_without_project_needs_init(tmp_path: Path, home: Path) -> None:
         assert ws.add("user-level fact", scope="user").created
         with pytest.raises(NoProjectError, match="--scope user"):
             ws.add("project fact")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_cli_rebuilds_a_damaged_index_from_the_notes(repo: Path, tether, damage: str) -> None:  # type: ignore[no-untyped-def]
+    # The index is derived: a damaged one must not lock the user out of `list`, `reindex` or `doctor`.
+    added = json.loads(tether("add", "Uploads are chunked at 5 MB", "--json").out)["id"]
+    tether("list")
+    index = repo / ".tether" / "index.db"
+    for suffix in ("-wal", "-shm"):
+        index.with_name(index.name + suffix).unlink(missing_ok=True)
+    if damage == "garbage":
+        index.write_bytes(b"not a database" * 500)
+    else:
+        index.write_bytes(index.read_bytes()[:100] + b"\0" * 3000)
+    done = tether("list")
+    assert done.code == 0, done.err
+    assert added in done.out
+    assert "damaged" in done.err
+    assert list(index.parent.glob("index.db.damaged-*"))

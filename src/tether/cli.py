@@ -30,7 +30,13 @@ def json_option(func: F) -> F:
 
 @contextmanager
 def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator[Workspace]:
-    ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes)
+    ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes, recover=True)
+    if ws.recovered is not None:
+        click.echo(
+            f"warning: the index was damaged; moved it to {ws.recovered} and rebuilt it from the notes "
+            "(memories are intact; usage counts start over)",
+            err=True,
+        )
     try:
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -60,15 +61,38 @@ class Workspace:
     """One project's memory plus the user's, with the derived index. Open one per process."""
 
     def __init__(
-        self, paths: Paths, *, embedder: Embedder | None = None, cwd: Path | None = None, clock: Any = None
+        self,
+        paths: Paths,
+        *,
+        embedder: Embedder | None = None,
+        cwd: Path | None = None,
+        clock: Any = None,
+        recover: bool = False,
     ) -> None:
         self.paths = paths
         self.cwd = (cwd or Path.cwd()).resolve()
         self.config = Config.load(*paths.config_files)
         self._embedder = embedder
-        self.store = SQLiteStore(paths.index)
         self.clock = clock or utcnow
         self.last_sync: SyncReport | None = None
+        self.recovered: Path | None = None
+        try:
+            self.store = SQLiteStore(paths.index)
+        except sqlite3.DatabaseError:
+            if not recover:
+                raise
+            # The index is derived: a damaged one is moved aside (kept for inspection) and rebuilt from the
+            # notes. Only telemetry is lost with it, never a memory.
+            self.recovered = self._move_aside(paths.index)
+            self.log(f"index was damaged; moved to {self.recovered} and rebuilt from the notes")
+            self.store = SQLiteStore(paths.index)
+
+    def _move_aside(self, index: Path) -> Path:
+        target = index.with_name(f"{index.name}.damaged-{self.clock():%Y%m%dT%H%M%S}")
+        os.replace(index, target)
+        for suffix in ("-wal", "-shm"):
+            index.with_name(index.name + suffix).unlink(missing_ok=True)
+        return target
 
     @classmethod
     def open(
@@ -80,11 +104,22 @@ class Workspace:
         embedder: Embedder | None = None,
         sync_notes: bool = True,
         clock: Any = None,
+        recover: bool = False,
     ) -> Workspace:
+        """Open the memory for `cwd`. `recover=True` rebuilds a damaged index from the notes instead of
+        raising (the CLI does; hooks don't: they fail open and stay fast)."""
         paths = resolve(cwd, home, require_project=require_project)
-        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock)
+        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover)
         if sync_notes:
-            ws.sync()
+            try:
+                ws.sync()
+            except sqlite3.DatabaseError:
+                if not recover:
+                    raise
+                ws.store.close()  # damage past the header shows only when pages are read
+                ws.recovered = ws._move_aside(paths.index)
+                ws.store = SQLiteStore(paths.index)
+                ws.sync()
         return ws
 
     def close(self) -> None:
