@@ -485,3 +485,19 @@ def test_module_entry_point_refuses_a_public_host(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "loopback only" in done.stderr
+
+
+async def test_the_tether_mcp_command_serves_the_same_tools(project: Project) -> None:
+    # What `tether install` writes into agent configs: the console script, not `python -m`.
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("tether")),
+        args=["mcp"],
+        env=project.env(),
+        cwd=str(project.root),
+    )
+    with (project.root.parent / "cli-server.log").open("a", encoding="utf-8") as log:
+        async with Client(stdio_client(params, errlog=log), read_timeout_seconds=60) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            found = await search_ids(client, "which host do we deploy to?")
+    assert tools == set(TOOLS)
+    assert project.ids["port"] in found
