@@ -350,3 +350,17 @@ def test_hook_main_in_process_never_raises(repo: Path, home: Path) -> None:
     out = io.StringIO()
     assert hook_main(["claude", "UserPromptSubmit"], stdin=io.StringIO("{oops"), stdout=out) == 0
     assert out.getvalue() == ""
+
+
+def test_hooks_never_load_a_configured_embedding_model(trap: Path, home: Path, tether: Any) -> None:
+    # An unreachable endpoint stands for a model that takes seconds to load: the hook must not touch it.
+    assert tether("config", "embedder", "openai:http://127.0.0.1:9/v1#some-model").code == 0
+    (trap / ".tether" / "memories" / "zz-new.md").write_text(
+        "---\nid: 0a0b0c0d\nsummary: Staging logs live in the callisto journal\ncategory: context\n---\n"
+    )
+    done = run_hook(
+        "claude", "UserPromptSubmit", claude("UserPromptSubmit", trap, prompt=TRAP_PROMPT), trap, home
+    )
+    text = context_of(done.stdout)
+    assert "6443" in text and "make ship-v2" in text
+    assert not (trap / ".tether" / "logs" / "hooks.log").exists()

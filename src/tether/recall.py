@@ -241,7 +241,7 @@ class Recaller:
             self._cochange_channel(touched, pool, candidate)
         if "text" in channels and words:
             self._text_channel(words, candidate)
-        if "semantic" in channels and query.strip():
+        if "semantic" in channels and query.strip() and self.ws.semantic_available:
             self._semantic_channel(query, candidate)
         if "pinned" in channels:
             for rank, memory in enumerate(
@@ -345,11 +345,16 @@ class Recaller:
 
     def _path_channel(self, touched: list[str], candidate: Any) -> None:
         """Memories whose text mentions the touched files' names and directories ("when editing render.tsx")."""
-        hits = self.store.text_search(path_terms(touched), limit=50, trigram=False)
-        ranks = competition_ranks({h.id: -h.words for h in hits if h.words})
-        for mid, rank in ranks.items():
-            c = candidate(mid)
-            c.rrf["path"] = scoring.rrf(rank)
+        hits = [h for h in self.store.text_search(path_terms(touched), limit=50, trigram=False) if h.words]
+        if not hits:
+            return
+        best = max(-h.words for h in hits)
+        ranks = competition_ranks({h.id: -h.words for h in hits})
+        for hit in hits:
+            c = candidate(hit.id)
+            c.rrf["path"] = scoring.rrf(ranks[hit.id])
+            if scoring.PATH_TEXT_MAX:
+                c.magnitude["path"] = scoring.PATH_TEXT_MAX * min(1.0, -hit.words / best)
 
     def _text_channel(self, words: list[str], candidate: Any) -> None:
         hits = self.store.text_search(words, limit=50)
@@ -360,6 +365,7 @@ class Recaller:
             c = candidate(hit.id)
             c.rrf["text"] = scoring.rrf(rank)
             c.evidence["text"] = -hit.words
+            c.evidence["text_rank"] = rank
             c.evidence["text_best"] = best
         for rank, hit in enumerate(sorted((h for h in hits if h.trigram), key=lambda h: h.trigram), 1):
             c = candidate(hit.id)
@@ -400,6 +406,10 @@ class Recaller:
         )
         needed = 1 if len(words) <= 2 else scoring.TEXT_EVIDENCE_MIN_TERMS
         if len(found) >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE:
+            return True
+        # The strongest few full-text matches count when they share several of the query's terms, even
+        # if a long query's other terms are about something else.
+        if len(found) >= needed and int(c.evidence.get("text_rank", 10**6)) <= scoring.TEXT_EVIDENCE_TOP_RANK:
             return True
         # A compound question ("which port, which host, what command?") spreads its terms over several
         # answers: a memory covering most of one multi-term clause is a real match too.

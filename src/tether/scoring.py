@@ -25,6 +25,9 @@ DIR_HIT_FACTOR = 0.8
 # A memory whose text names a touched file ("`render.tsx` wraps providers") is about that file even when
 # its `files` don't say so: weaker than a file ref, stronger than a shared word.
 NAMED_FILE_HIT = 0.15
+# Words of the touched files' names and directories found in a memory's text (bm25 relative to the best
+# such match), up to this magnitude. Rank credit only when 0.
+PATH_TEXT_MAX = 0.0
 
 # Co-change neighbours: at most 2 per touched file and 6 in all, entered at rank 5 and about 3x weaker
 # than a direct hit, because a neighbour is a guess about where the work goes next.
@@ -40,6 +43,8 @@ TEXT_MAX = 0.14
 # the only one), so one shared common word is not evidence.
 TEXT_EVIDENCE_COVERAGE = 0.34
 TEXT_EVIDENCE_MIN_TERMS = 2
+# ... or be among this many best bm25 matches with that many terms (0 turns this path off).
+TEXT_EVIDENCE_TOP_RANK = 0
 # ... or at least half of one clause of two or more terms (a compound question has several answers).
 CLAUSE_EVIDENCE_COVERAGE = 0.5
 

@@ -50,8 +50,10 @@ def scan(directory: Path | None) -> dict[str, NoteRef]:
     return found
 
 
-def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: Embedder) -> SyncReport:
-    """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs)."""
+def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
+    """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs).
+
+    Changed notes are embedded with `embedder`; with None they are indexed without a vector."""
     report = SyncReport()
     # Read the index before the disk: notes are written before they are indexed, so every note the index
     # knows at this point is on disk during the scan unless it was really deleted. The other order lets a
@@ -87,10 +89,12 @@ def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: E
         claimed[memory.id] = path
         changed.append((memory, ref, path in known))
     if changed:
-        vectors = embedder.embed([memory.text for memory, _, _ in changed])
+        # No embedder (a hook with a heavy model configured): index now, embed later (`embed_missing`).
+        texts = [memory.text for memory, _, _ in changed]
+        vectors: list[list[float] | None] = list(embedder.embed(texts)) if embedder else [None] * len(texts)
         with store.transaction():
             for (memory, ref, existed), vector in zip(changed, vectors, strict=True):
-                store.put(memory, ref, vector, embedder.id)
+                store.put(memory, ref, vector, embedder.id if embedder else None)
                 (report.updated if existed else report.added).append(memory.id)
     gone = [(path, mid) for path, (mid, _) in known.items() if path not in on_disk]
     if gone:

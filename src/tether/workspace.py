@@ -68,8 +68,12 @@ class Workspace:
         cwd: Path | None = None,
         clock: Any = None,
         recover: bool = False,
+        light: bool = False,
     ) -> None:
         self.paths = paths
+        # A hook process must never wait on loading an embedding model: `light` keeps a heavy embedder
+        # unloaded (notes are indexed without vectors, recall skips the semantic channel).
+        self.light = light
         self.cwd = (cwd or Path.cwd()).resolve()
         self.config = Config.load(*paths.config_files)
         self._embedder = embedder
@@ -105,11 +109,12 @@ class Workspace:
         sync_notes: bool = True,
         clock: Any = None,
         recover: bool = False,
+        light: bool = False,
     ) -> Workspace:
         """Open the memory for `cwd`. `recover=True` rebuilds a damaged index from the notes instead of
         raising (the CLI does; hooks don't: they fail open and stay fast)."""
         paths = resolve(cwd, home, require_project=require_project)
-        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover)
+        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light)
         if sync_notes:
             try:
                 ws.sync()
@@ -166,8 +171,20 @@ class Workspace:
     def sources(self) -> list[tuple[Path | None, str]]:
         return [(self.paths.project_notes, "project"), (self.paths.user_notes, "user")]
 
+    @property
+    def heavy_embedder(self) -> bool:
+        """A real model is configured: loading it takes seconds, too long for a hook."""
+        return self._embedder is None and str(self.config["embedder"]) not in ("hashed", "")
+
+    @property
+    def semantic_available(self) -> bool:
+        return not (self.light and self.heavy_embedder)
+
     def sync(self) -> SyncReport:
-        self.last_sync = sync(self.store, self.sources(), self.embedder)
+        embedder = self.embedder if self.semantic_available else None
+        self.last_sync = sync(self.store, self.sources(), embedder)
+        if embedder is not None and self.heavy_embedder and self.store.missing_vectors(embedder.id):
+            self.embed_missing()  # notes a hook indexed without vectors
         return self.last_sync
 
     def reindex(self, *, embeddings_only: bool = False) -> SyncReport:

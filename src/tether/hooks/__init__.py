@@ -74,7 +74,7 @@ def _run(agent: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any]
     if event.kind in ("other", "stop"):
         return render(agent, event_name, event, _empty())
     try:
-        ws = Workspace.open(event.cwd, require_project=True)
+        ws = Workspace.open(event.cwd, require_project=True, light=True)
     except NoProjectError:
         return render(agent, event_name, event, _empty())  # not a tether project: nothing to say
     try:
