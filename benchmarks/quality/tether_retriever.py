@@ -9,7 +9,6 @@ co-change see only history up to C1.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
@@ -42,42 +41,58 @@ def memory_for(item: object, memory_id: str) -> Memory:
     )
 
 
+# One prepared workspace per (repository, embedder), shared by every channel variant: building it (a clone at
+# C1, the notes, the index, the repo map) is the slow part, and the variants only differ at recall time.
+_PREPARED: dict[tuple[str, str], tuple[Workspace, dict[str, str]]] = {}
+
+
 class TetherRetriever:
     """Recall over the corpus with the given channels (all of them: tether as shipped)."""
 
     def __init__(
-        self, name: str = "tether", channels: Collection[str] = CHANNELS, embedder: Embedder | None = None
+        self,
+        name: str = "tether",
+        channels: Collection[str] = CHANNELS,
+        embedder: Embedder | None = None,
+        require_evidence: bool = True,
     ) -> None:
+        self.require_evidence = require_evidence
         self.name = name
         self.channels = tuple(channels)
         self.embedder = embedder
-        self._tmp: Path | None = None
         self.ws: Workspace | None = None
         self.ids: dict[str, str] = {}
         self.last_block = ""
 
     def prepare(self, corpus: Corpus) -> None:
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-        self._tmp = Path(tempfile.mkdtemp(prefix=f"tether-quality-{corpus.repo}-"))
-        repo, home = self._tmp / "repo", self._tmp / "home"
+        key = (corpus.repo, self.embedder.id if self.embedder else "default")
+        if key not in _PREPARED:
+            _PREPARED[key] = self._build(corpus)
+        self.ws, self.ids = _PREPARED[key]
+
+    def _build(self, corpus: Corpus) -> tuple[Workspace, dict[str, str]]:
+        tmp = Path(tempfile.mkdtemp(prefix=f"tether-quality-{corpus.repo}-"))
+        repo, home = tmp / "repo", tmp / "home"
         home.mkdir()
         corpus.checkout_at_c1(repo)
         paths, _ = init_project(repo, home)
         assert paths.project_notes is not None
-        self.ids = {}
+        ids: dict[str, str] = {}
         for item in corpus.memories:
             memory_id = content_hash(item.id)[:8]
-            self.ids[memory_id] = item.id
+            ids[memory_id] = item.id
             memory = memory_for(item, memory_id)
             (paths.project_notes / notes.note_name(memory)).write_text(notes.render(memory), encoding="utf-8")
-        self.ws = Workspace.open(repo, home=home, embedder=self.embedder)
-        refresh_repo(self.ws)
+        ws = Workspace.open(repo, home=home, embedder=self.embedder)
+        refresh_repo(ws)
+        return ws, ids
 
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
         assert self.ws is not None
         files = list(task.files) if mode == "prompt+files" else []
-        result = Recaller(self.ws).recall(task.query, files, record=False, channels=self.channels)
+        result = Recaller(self.ws).recall(
+            task.query, files, record=False, channels=self.channels, require_evidence=self.require_evidence
+        )
         lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER] if result.memories else []
         self.last_block = "\n".join(lines)
         return [self.ids[r.memory.id] for r in result.memories]
@@ -127,3 +142,11 @@ def minilm_semantic_only() -> TetherRetriever:
 
 def path_only() -> TetherRetriever:
     return TetherRetriever("tether:path", ("path",))
+
+
+def ungated() -> TetherRetriever:
+    return TetherRetriever("tether-ungated", require_evidence=False)
+
+
+def text_ungated() -> TetherRetriever:
+    return TetherRetriever("tether:text-ungated", ("text",), require_evidence=False)
