@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build import build
 from corpus import REPOS, corpus_path, git_dir, load_corpus, mirror_root, repo_spec
 from evaluate import BASELINES, Result, Retriever, evaluate, markdown_table, pooled
+from trap import run_trap
 
 
 def _factory(spec: str) -> Callable[[], Retriever]:
@@ -66,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         results.extend(pooled(results))
     print()
     print(markdown_table(results, args.window))
-    return 0
+    passed, why = run_trap()
+    print(f"\ntrap: {'PASS' if passed else 'FAIL'} ({why})")
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":
