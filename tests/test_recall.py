@@ -231,3 +231,19 @@ def test_cli_recall_json_and_explain(tether, repo: Path) -> None:  # type: ignor
     text = tether("explain", added["id"], "--file", "src/app/upload.py").out
     assert "magnitude: file" in text and "rank 1" in text
     assert tether("recall", "--channel", "x").code == 2
+
+
+def test_any_syncing_command_reports_that_a_memory_followed_a_rename(tether, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    memory_id = json.loads(tether("add", "Uploads are chunked", "-f", "src/app/upload.py", "--json").out)[
+        "id"
+    ]
+    git(repo, "mv", "src/app/upload.py", "src/app/transfer.py")
+    git(repo, "commit", "-q", "-m", "rename")
+    done = tether("list")
+    assert (
+        f"note: memory {memory_id} now names src/app/transfer.py (renamed from src/app/upload.py)" in done.err
+    )
+    assert json.loads(tether("get", memory_id, "--json").out)["files"] == ["src/app/transfer.py"]
+    assert "renamed" not in tether("list").err  # reported once

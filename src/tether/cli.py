@@ -41,9 +41,27 @@ def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:
                 click.echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+            _follow_renames(ws)
         yield ws
     finally:
         ws.close()
+
+
+def _follow_renames(ws: Workspace) -> None:
+    """Every command that syncs also brings the repo map up to date, so memories follow renamed files."""
+    from tether.housekeeping import refresh_repo
+
+    if ws.root is None:
+        return
+    try:
+        moved = refresh_repo(ws).renamed
+    except TetherError as exc:
+        click.echo(
+            f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True
+        )
+        return
+    for memory_id, old, new in moved:
+        click.echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
 
 
 def emit(data: Any) -> None:
@@ -505,13 +523,17 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
 @click.argument("value", required=False)
 @click.option("--user", is_flag=True, help="Write the user config ($TETHER_HOME/config.toml) instead.")
 @click.option("--list", "list_all", is_flag=True, help="Every key with its value and meaning.")
-def config_(key: str | None, value: str | None, user: bool, list_all: bool) -> None:
+@json_option
+def config_(key: str | None, value: str | None, user: bool, list_all: bool, as_json: bool) -> None:
     """Read or set a configuration key (e.g. `tether config guard.mode deny-once`)."""
     from tether.config import DEFAULTS, Config, coerce, set_value
     from tether.project import resolve
 
     paths = resolve(Path.cwd(), require_project=not user and value is not None)
     config = Config.load(*paths.config_files)
+    if as_json and value is None:
+        emit({name: config[name] for name in DEFAULTS} if key is None else {key: config[key]})
+        return
     if list_all or key is None:
         for name, (_, meaning) in DEFAULTS.items():
             click.echo(f"{name} = {config[name]!r}  # {meaning}")
