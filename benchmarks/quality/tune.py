@@ -24,10 +24,6 @@ from tether import scoring
 # The variants of the last round; earlier rounds and their numbers are in README.md ("Tuning").
 VARIANTS: dict[str, dict[str, float]] = {
     "shipped": {},
-    "path text 0.05": {"PATH_TEXT_MAX": 0.05},
-    "path text 0.10": {"PATH_TEXT_MAX": 0.10},
-    "path text 0.20": {"PATH_TEXT_MAX": 0.20},
-    "text max 0.25": {"TEXT_MAX": 0.25},
 }
 
 

@@ -96,17 +96,17 @@ def clauses(text: str) -> list[list[str]]:
 
 
 # Path components that say where a file is, not what it is about.
-_PATH_NOISE = frozenset("src lib app pkg internal packages test tests spec specs index main mod init".split())
+_PATH_NOISE = frozenset("src lib app pkg internal packages index main mod init".split())
 
 
 def path_terms(paths: list[str], depth: int = 3) -> list[str]:
-    """Search terms from the last `depth` components of each path: `ui/hooks/useGitBranch.ts` → ui, hooks,
-    usegitbranch, use, git, branch."""
+    """Search terms from the last `depth` components of each path, the file name's dotted parts included
+    (`hooks/useGitBranch.test.tsx` → hooks, usegitbranch, use, git, branch, test, tsx): a test file is
+    about testing, a `.tsx` file about components."""
     text: list[str] = []
     for path in paths:
         parts = path.strip("/").split("/")[-depth:]
-        stem = parts[-1].split(".")[0] if parts else ""
-        text.extend([*parts[:-1], stem])
+        text.extend([*parts[:-1], *(parts[-1].split(".") if parts else [])])
     found = terms(" ".join(re.sub(r"[^A-Za-z0-9_]+", " ", t) for t in text))
     return [t for t in found if t not in _PATH_NOISE and len(t) >= 3 and not t.isdigit()]
 
