@@ -12,7 +12,8 @@ import pytest
 
 from tether.embed import HashedEmbedder
 from tether.memory import Memory
-from tether.sqlite_store import BUSY_TIMEOUT_MS, MIGRATIONS, SQLiteStore, migrate
+from tether.sqlite_schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate
+from tether.sqlite_store import SQLiteStore
 from tether.store import Event, NoteRef, Query
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -242,7 +242,10 @@ class Recaller:
         if "text" in channels and words:
             self._text_channel(words, candidate)
         if "semantic" in channels and query.strip() and self.ws.semantic_available:
-            self._semantic_channel(query, candidate)
+            sem_query = query
+            if scoring.SEMANTIC_WITH_PATH_TERMS and touched:
+                sem_query = f"{query} {' '.join(path_terms(touched))}"
+            self._semantic_channel(sem_query, candidate)
         if "pinned" in channels:
             for rank, memory in enumerate(
                 sorted(self.store.find(Query(pinned=True)), key=lambda m: m.updated, reverse=True), 1

@@ -28,6 +28,8 @@ NAMED_FILE_HIT = 0.15
 # Words of the touched files' names and directories found in a memory's text (bm25 relative to the best
 # such match), up to this magnitude. Rank credit only when 0.
 PATH_TEXT_MAX = 0.0
+# Whether the semantic query also carries the touched files' path terms.
+SEMANTIC_WITH_PATH_TERMS = False
 
 # Co-change neighbours: at most 2 per touched file and 6 in all, entered at rank 5 and about 3x weaker
 # than a direct hit, because a neighbour is a guess about where the work goes next.
