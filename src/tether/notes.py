@@ -13,8 +13,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tether.errors import NoteError, ValidationError
 from tether.memory import Memory, validate
 
@@ -62,6 +60,8 @@ def render(memory: Memory) -> str:
     }
     if memory.supersedes is None:
         del front["supersedes"]
+    import yaml  # lazily: a hook whose notes did not change never parses or writes one
+
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
     body = memory.details.strip("\n")
     return f"---\n{text}---\n" + (f"\n{body}\n" if body else "")
@@ -77,6 +77,8 @@ def parse(text: str, path: str, scope: str) -> Memory:
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
     if end is None:
         raise NoteError(path, "frontmatter is not closed: add a '---' line after the fields")
+    import yaml
+
     try:
         front = yaml.safe_load("".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
