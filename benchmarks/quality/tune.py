@@ -24,8 +24,8 @@ from tether import scoring
 # The variants of the last round; earlier rounds and their numbers are in README.md ("Tuning").
 VARIANTS: dict[str, dict[str, float]] = {
     "shipped": {},
-    "semantic query with path terms": {"SEMANTIC_WITH_PATH_TERMS": True},
-    "path text 0.10": {"PATH_TEXT_MAX": 0.10},
+    "no path text": {"PATH_TEXT_MAX": 0.0, "SEMANTIC_WITH_PATH_TERMS": False},
+    "ungated text (top 50)": {"TEXT_EVIDENCE_TOP_RANK": 50},
 }
 
 
