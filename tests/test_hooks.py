@@ -364,3 +364,31 @@ def test_hooks_never_load_a_configured_embedding_model(trap: Path, home: Path, t
     text = context_of(done.stdout)
     assert "6443" in text and "make ship-v2" in text
     assert not (trap / ".tether" / "logs" / "hooks.log").exists()
+
+
+def test_hooks_see_new_notes_at_once_and_in_place_edits_from_session_start(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    memory = ws.add("Staging API is on port 6443", category="context").memory
+    prompt = claude("UserPromptSubmit", repo, prompt="which port does the staging API use?")
+    assert memory.id in context_of(run_hook("claude", "UserPromptSubmit", prompt, repo, home).stdout)
+    # A note another session writes (temp file + rename) changes the directory: the next hook sees it.
+    other = ws.add("The staging API port is pinned in deploy/staging.yaml", category="context").memory
+    prompt2 = claude(
+        "UserPromptSubmit", repo, session="sess-2", prompt="which port does the staging API use?"
+    )
+    assert other.id in context_of(run_hook("claude", "UserPromptSubmit", prompt2, repo, home).stdout)
+    # An editor saving in place may leave the directory's mtime alone: session start scans every note.
+    note = next((repo / ".tether" / "memories").glob(f"{memory.id}-*.md"))
+    with open(note, "r+", encoding="utf-8") as handle:
+        text = handle.read().replace("port 6443", "port 7443")
+        handle.seek(0)
+        handle.write(text)
+        handle.truncate()
+    run_hook(
+        "claude", "SessionStart", claude("SessionStart", repo, session="sess-3", source="startup"), repo, home
+    )
+    prompt3 = claude(
+        "UserPromptSubmit", repo, session="sess-3", prompt="which port does the staging API use?"
+    )
+    assert "7443" in context_of(run_hook("claude", "UserPromptSubmit", prompt3, repo, home).stdout)

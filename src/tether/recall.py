@@ -381,12 +381,8 @@ class Recaller:
         if not ids:
             return
         query_vector = self.ws.embedder.embed([query])[0]
-        cosines = cosine_scores(blob, len(ids), dim, query_vector)
-        if not cosines:
-            return
-        top = sorted(range(len(ids)), key=cosines.__getitem__, reverse=True)[: scoring.SEM_CANDIDATES]
-        for rank, index in enumerate(top, 1):
-            cosine = float(cosines[index])
+        top = top_cosines(blob, len(ids), dim, query_vector, scoring.SEM_CANDIDATES)
+        for rank, (index, cosine) in enumerate(top, 1):
             if cosine <= 0.05:
                 break  # orthogonal: not even a shared topic
             c = candidate(ids[index])
@@ -468,9 +464,11 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
 PURE_PYTHON_WORK = 60_000
 
 
-def cosine_scores(blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float]) -> list[float]:
-    """Dot products of `query` with each row of a packed float32 matrix (vectors are L2-normalized)."""
-    if len(query) != dim:
+def top_cosines(
+    blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float], k: int
+) -> list[tuple[int, float]]:
+    """The `k` best (row, cosine) of `query` against a packed float32 matrix of L2-normalized rows."""
+    if len(query) != dim or rows == 0:
         return []  # a vector from another embedder: never compare across spaces
     nonzero = [(i, q) for i, q in enumerate(query) if q]
     if not nonzero:
@@ -478,11 +476,16 @@ def cosine_scores(blob: bytes | memoryview, rows: int, dim: int, query: Sequence
     if rows * len(nonzero) <= PURE_PYTHON_WORK:
         flat = array("f")
         flat.frombytes(blob)
-        return [sum(flat[base + i] * q for i, q in nonzero) for base in range(0, rows * dim, dim)]
+        scores = [sum(flat[base + i] * q for i, q in nonzero) for base in range(0, rows * dim, dim)]
+        best = sorted(range(rows), key=scores.__getitem__, reverse=True)[:k]
+        return [(i, scores[i]) for i in best]
     import numpy as np
 
-    matrix = np.frombuffer(blob, dtype=np.float32).reshape(rows, dim)
-    return list((matrix @ np.asarray(query, dtype=np.float32)).tolist())
+    matrix = np.frombuffer(blob, dtype=np.float32, count=rows * dim).reshape(rows, dim)
+    product = matrix @ np.asarray(query, dtype=np.float32)
+    count = min(k, rows)
+    head = np.argpartition(-product, count - 1)[:count]
+    return [(int(i), float(product[i])) for i in head[np.argsort(-product[head])]]
 
 
 def signals(c: Candidate) -> dict[str, float]:

@@ -15,6 +15,9 @@ from typing import Any
 # Long enough to ride out nine sessions writing at once, short enough that a wedged lock surfaces as an
 # error instead of a hung hook (hooks have their own, shorter deadline).
 BUSY_TIMEOUT_MS = 15_000
+# A hook waits less: SQLite's busy wait cannot be interrupted by the hook's deadline (a signal is only
+# handled once the C call returns), so the wait itself must end well before that deadline.
+HOOK_BUSY_TIMEOUT_MS = 1_000
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -140,12 +143,12 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
 )
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
     )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if mode != "wal":  # pragma: no cover - only on filesystems without shared memory
         raise sqlite3.OperationalError(f"could not switch {path} to WAL mode (got {mode})")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.memory import Memory
-from tether.sqlite_schema import connect
+from tether.sqlite_schema import BUSY_TIMEOUT_MS, connect
 from tether.store import Event, NoteRef, Query, Telemetry, TextHit
 
 _COLUMNS = (
@@ -42,9 +42,9 @@ _COLUMNS = (
 class SQLiteStore:
     """`Store` over one SQLite file. Thread-confined; open one per process."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = path
-        self.conn = connect(path)
+        self.conn = connect(path, busy_timeout_ms)
         self._depth = 0
 
     @contextmanager

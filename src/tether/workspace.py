@@ -32,6 +32,7 @@ from tether.memory import (
     validate,
 )
 from tether.project import Paths, resolve
+from tether.sqlite_schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
 from tether.sqlite_store import SQLiteStore
 from tether.store import Event, Query
 from tether.sync import SyncReport, sync
@@ -80,8 +81,9 @@ class Workspace:
         self.clock = clock or utcnow
         self.last_sync: SyncReport | None = None
         self.recovered: Path | None = None
+        busy = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
         try:
-            self.store = SQLiteStore(paths.index)
+            self.store = SQLiteStore(paths.index, busy)
         except sqlite3.DatabaseError:
             if not recover:
                 raise
@@ -89,7 +91,7 @@ class Workspace:
             # notes. Only telemetry is lost with it, never a memory.
             self.recovered = self._move_aside(paths.index)
             self.log(f"index was damaged; moved to {self.recovered} and rebuilt from the notes")
-            self.store = SQLiteStore(paths.index)
+            self.store = SQLiteStore(paths.index, busy)
 
     def _move_aside(self, index: Path) -> Path:
         target = index.with_name(f"{index.name}.damaged-{self.clock():%Y%m%dT%H%M%S}")
@@ -180,12 +182,29 @@ class Workspace:
     def semantic_available(self) -> bool:
         return not (self.light and self.heavy_embedder)
 
-    def sync(self) -> SyncReport:
+    def sync(self, *, full: bool = False) -> SyncReport:
+        """Index what changed in the notes. A light workspace (a hook) trusts the note directories' mtimes:
+        tether's own writes (temp file + rename) and new or deleted notes change them, an editor saving in
+        place may not; such an edit is picked up by the next command or session start (`full`)."""
+        stamps = self._dir_stamps()
+        if self.light and not full and self.store.get_meta(_STAMPS) == stamps:
+            self.last_sync = SyncReport()
+            return self.last_sync
         embedder = self.embedder if self.semantic_available else None
         self.last_sync = sync(self.store, self.sources(), embedder)
         if embedder is not None and self.heavy_embedder and self.store.missing_vectors(embedder.id):
             self.embed_missing()  # notes a hook indexed without vectors
+        self.store.set_meta(_STAMPS, stamps)
         return self.last_sync
+
+    def _dir_stamps(self) -> str:
+        stamps = []
+        for directory, _ in self.sources():
+            try:
+                stamps.append(str(directory.stat().st_mtime_ns) if directory else "-")
+            except OSError:
+                stamps.append("-")
+        return ",".join(stamps)
 
     def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
         """Rebuild the index from the notes (telemetry and sessions are kept)."""
@@ -541,6 +560,9 @@ class Workspace:
             if memory.files and not any(repo.exists(path) for path in memory.files):
                 out.append((memory, list(memory.files)))
         return out
+
+
+_STAMPS = "notes.dir_stamps"
 
 
 def check_secret(text: str) -> None:

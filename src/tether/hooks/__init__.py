@@ -37,31 +37,54 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         deadline = float(os.environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE_SECONDS))
     except ValueError:
         deadline = DEFAULT_DEADLINE_SECONDS
-    previous = signal.signal(signal.SIGALRM, _on_deadline)
-    signal.setitimer(signal.ITIMER_REAL, deadline)
-    try:
-        from tether.hooks.agents import AGENTS, known_event
+    armed = [True]
 
-        if agent not in AGENTS or not known_event(agent, event_name):
-            raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
-        raw = stdin.read()
+    def on_deadline(signum: int, frame: Any) -> None:
+        # One-shot: the alarm can be delivered late (after a blocking C call returns), even while an
+        # earlier failure is being handled; it must raise at most once, where a handler catches it.
+        if armed[0]:
+            armed[0] = False
+            raise _Deadline("hook deadline passed")
+
+    previous = signal.signal(signal.SIGALRM, on_deadline)
+    signal.setitimer(signal.ITIMER_REAL, deadline)
+    failure: BaseException | None = None
+    output: dict[str, Any] | None = None
+    try:
         try:
-            payload = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"hook input is not JSON ({exc.msg} at {exc.pos})") from None
-        if not isinstance(payload, dict):
-            raise ValueError("hook input is not a JSON object")
-        output = _run(agent, event_name, payload)
+            output = _work(agent, event_name, stdin)
+        except BaseException as exc:  # fail open, whatever happened
+            failure = exc
+    except _Deadline as late:  # delivered while the first failure was being caught
+        failure = failure or late
+    finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if output is not None:
+        signal.signal(signal.SIGALRM, previous)
+    if failure is not None:
+        _log_failure(cwd, agent, event_name, failure, time.perf_counter() - started)
+    elif output is not None:
+        try:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
-    except BaseException as exc:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        _log_failure(cwd, agent, event_name, exc, time.perf_counter() - started)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+        except OSError:
+            pass  # the agent stopped listening
     return 0
+
+
+def _work(agent: str, event_name: str, stdin: Any) -> dict[str, Any] | None:
+    from tether.hooks.agents import AGENTS, known_event
+
+    if agent not in AGENTS or not known_event(agent, event_name):
+        raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
+    raw = stdin.read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"hook input is not JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(payload, dict):
+        raise ValueError("hook input is not a JSON object")
+    return _run(agent, event_name, payload)
 
 
 def _run(agent: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -88,10 +111,6 @@ def _empty() -> Any:
     from tether.hooks.behaviour import Reply
 
     return Reply()
-
-
-def _on_deadline(signum: int, frame: Any) -> None:
-    raise _Deadline("hook deadline passed")
 
 
 def _log_failure(cwd: Path, agent: str, event: str, exc: BaseException, elapsed: float) -> None:

@@ -60,6 +60,7 @@ def handle(ws: Workspace, event: HookEvent) -> Reply:
 def session_start(ws: Workspace, event: HookEvent) -> Reply:
     from tether.housekeeping import session_start_housekeeping
 
+    ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
     pinned = [m for m in ws.find(Query(pinned=True)) if m.scope != "session" or m.session == event.session]
     lines: list[str] = []
