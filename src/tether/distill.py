@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -351,28 +351,15 @@ def _save_offset(state_file: Path, transcript: Path, offset: int) -> None:
         raise
 
 
-@contextlib.contextmanager
-def _exclusive(lock_path: Path) -> Iterator[bool]:
+def _exclusive(lock_path: Path) -> contextlib.AbstractContextManager[bool]:
     """Yield True while holding an exclusive lock on `lock_path`, False if another process holds it.
 
     Stop, PreCompact and SessionEnd can all start a worker for the same session; two runs over the
     same bytes would ask the model twice and race on the offset.
     """
-    if sys.platform == "win32":  # no flock; the offset write is still atomic
-        yield True
-        return
-    import fcntl
+    from tether.locks import file_lock
 
-    with lock_path.open("a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return file_lock(lock_path, wait=False)
 
 
 def spawn_detached(argv: list[str], log: Path) -> None:

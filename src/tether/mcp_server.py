@@ -19,7 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -298,24 +298,9 @@ def _full(ws: Workspace, memory: Memory) -> Full:
         with suppress(ValueError):  # a user-scope note lives outside the repository
             note = Path(note).relative_to(ws.root).as_posix()
     newer = [m.id for m in ws.chain(memory) if m.supersedes == memory.id]
-    return {
-        "id": memory.id,
-        "summary": memory.summary,
-        "details": memory.details,
-        "category": memory.category,
-        "scope": memory.scope,
-        "files": list(memory.files),
-        "links": list(memory.links),
-        "pinned": memory.pinned,
-        "priority": memory.priority,
-        "origin": memory.origin,
-        "status": memory.status,
-        "supersedes": memory.supersedes,
-        "superseded_by": newer,
-        "created": data["created"],
-        "updated": data["updated"],
-        "note": note,
-    }
+    full = {key: data[key] for key in Full.__annotations__ if key in data}
+    full.update(superseded_by=newer, note=note)
+    return cast(Full, full)
 
 
 def _paths(files: list[str] | str | None) -> list[str]:

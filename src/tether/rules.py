@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import TetherError, ValidationError
+from tether.locks import file_lock
 from tether.memory import SUMMARY_MAX, Memory, content_hash, normalize_path
 from tether.rulefiles import RuleUnit, find_rule_files, read_rule_file
 from tether.secrets import find_secret
@@ -246,19 +247,8 @@ def _sync_lock(ws: Workspace, wait: bool) -> Iterator[bool]:
     A separate lock from the workspace's writer lock, which every add/edit takes and is not reentrant.
     It lives in the git-ignored logs directory. Yields False when `wait` is off and another sync runs.
     """
-    import fcntl
-
-    ws.paths.logs.mkdir(parents=True, exist_ok=True)
-    with open(ws.paths.logs / "rules-sync.lock", "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(ws.paths.logs / "rules-sync.lock", wait=wait) as held:
+        yield held
 
 
 # -- syncing ----------------------------------------------------------------------------------------

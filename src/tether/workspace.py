@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sqlite3
@@ -21,6 +20,7 @@ from tether import notes
 from tether.config import Config
 from tether.embed import Embedder, HashedEmbedder
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
+from tether.locks import file_lock
 from tether.memory import (
     CATEGORIES,
     Memory,
@@ -227,13 +227,8 @@ class Workspace:
     @contextmanager
     def _lock(self) -> Iterator[None]:
         """Serialize writers across processes, so a duplicate check and its write are one step."""
-        self.paths.tether_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.paths.tether_dir / ".lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with file_lock(self.paths.tether_dir / ".lock"):
+            yield
 
     def _notes_dir(self, scope: str) -> Path:
         if scope == "project":
