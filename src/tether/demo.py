@@ -158,7 +158,11 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
 
     echo("\n# 4. Why did a memory surface? Receipts and the full breakdown")
     sh(*tether, "explain", ids[_MEMORIES[2][0]], "--file", "src/billing/refund.py", show=True)
-    echo(f"\nThe sample repo stays at {repo}; try `cd {repo} && TETHER_HOME={home} tether recall -p '...'`.")
+    script = Path(sys.executable).with_name("tether")
+    command = str(script) if script.exists() else f"{sys.executable} -m tether"
+    echo(
+        f"\nThe sample repo stays at {repo}; try:\n  cd {repo} && TETHER_HOME={home} {command} recall -p 'how do refunds work?'"
+    )
     return repo
 
 
