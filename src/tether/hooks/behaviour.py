@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import ValidationError
-from tether.hooks.session import SessionState, peek, session_state
+from tether.hooks.session import session_state
 from tether.memory import Memory, normalize_path
 from tether.recall import Recaller
 from tether.store import Event, Query
@@ -207,7 +207,3 @@ def _relative(ws: Workspace, event: HookEvent) -> list[str]:
         if path not in out:
             out.append(path.rstrip("/"))
     return out
-
-
-def state_of(ws: Workspace, session: str) -> SessionState:
-    return peek(ws.store, session)

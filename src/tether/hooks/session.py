@@ -61,8 +61,3 @@ def session_state(store: SQLiteStore, session: str, now: Any) -> Iterator[Sessio
         state = SessionState.from_json(raw) if raw else SessionState()
         yield state
         store.put_session_state(session, state.to_json(), now)
-
-
-def peek(store: SQLiteStore, session: str) -> SessionState:
-    raw = store.session_state(session)
-    return SessionState.from_json(raw) if raw else SessionState()
