@@ -310,15 +310,16 @@ class Recaller:
                 if mid not in hits or hits[mid][0] < magnitude:
                     hits[mid] = (magnitude, ref)
         repo = self.repo
+        # One fan-in lookup per touched file, however many memories name it.
+        blast = {path: scoring.blast(repo.fan_in(path)) for path in set(refs.values())} if repo else {}
         ranks = competition_ranks({mid: magnitude for mid, (magnitude, _) in hits.items()})
         for mid, (magnitude, ref) in hits.items():
-            rank = ranks[mid]
             c = candidate(mid)
-            c.rrf["file"] = scoring.rrf(rank)
+            c.rrf["file"] = scoring.rrf(ranks[mid])
             c.magnitude["file"] = magnitude
             c.evidence["file"] = ref
-            if repo is not None:
-                c.magnitude["blast"] = scoring.blast(repo.fan_in(refs[ref]))
+            if blast:
+                c.magnitude["blast"] = blast[refs[ref]]
 
     def _cochange_channel(self, touched: list[str], pool: dict[str, Candidate], candidate: Any) -> None:
         repo = self.repo
