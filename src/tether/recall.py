@@ -233,10 +233,11 @@ class Recaller:
 
         words = terms(query)
         parts = clauses(query)
+        touched_terms = path_terms(touched) if touched else []
         if "file" in channels and touched:
             self._file_channel(touched, candidate)
         if "path" in channels and touched:
-            self._path_channel(touched, candidate)
+            self._path_channel(touched_terms, candidate)
         if "cochange" in channels and touched:
             self._cochange_channel(touched, pool, candidate)
         if "text" in channels and words:
@@ -244,7 +245,7 @@ class Recaller:
         if "semantic" in channels and query.strip() and self.ws.semantic_available:
             sem_query = query
             if scoring.SEMANTIC_WITH_PATH_TERMS and touched:
-                sem_query = f"{query} {' '.join(path_terms(touched))}"
+                sem_query = f"{query} {' '.join(touched_terms)}"
             self._semantic_channel(sem_query, candidate)
         if "pinned" in channels:
             for rank, memory in enumerate(
@@ -296,10 +297,8 @@ class Recaller:
     def _file_channel(self, touched: list[str], candidate: Any) -> None:
         refs: dict[str, str] = {}  # ref path → touched file it matches
         for path in touched:
-            refs.setdefault(path, path)
-            parts = path.split("/")[:-1]
-            for depth in range(1, len(parts) + 1):
-                refs.setdefault("/".join(parts[:depth]) + "/", path)
+            for ref in refs_naming(path):
+                refs.setdefault(ref, path)
         owners = self.store.owners(list(refs))
         hits: dict[str, tuple[float, str]] = {}
         for ref, mids in owners.items():
@@ -347,9 +346,9 @@ class Recaller:
                 c.magnitude["co-change"] = scoring.COCHANGE_HIT
                 c.evidence["co-change"] = path
 
-    def _path_channel(self, touched: list[str], candidate: Any) -> None:
+    def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
         """Memories whose text mentions the touched files' names and directories ("when editing render.tsx")."""
-        hits = [h for h in self.store.text_search(path_terms(touched), limit=50, trigram=False) if h.words]
+        hits = [h for h in self.store.text_search(touched_terms, limit=50, trigram=False) if h.words]
         if not hits:
             return
         best = max(-h.words for h in hits)
@@ -439,6 +438,16 @@ class Recaller:
     def _recalled(self, c: Candidate, rank: int) -> Recalled:
         assert c.memory is not None
         return Recalled(c.memory, c.score, signals(c), receipt(c), rank)
+
+
+def refs_naming(path: str) -> list[str]:
+    """The file refs a memory can use to name `path`: the path itself and each directory above it.
+
+    >>> refs_naming("src/auth/routes.py")
+    ['src/auth/routes.py', 'src/', 'src/auth/']
+    """
+    parts = path.split("/")[:-1]
+    return [path, *("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))]
 
 
 def competition_ranks(scores: dict[str, float]) -> dict[str, int]:

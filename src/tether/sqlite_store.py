@@ -193,16 +193,6 @@ class SQLiteStore:
         )
         return [_memory(row) for row in rows]
 
-    def hashes(self, ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            for mid, digest in self.conn.execute(
-                f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", chunk
-            ):
-                out[mid] = digest
-        return out
-
     def linking(self, targets: Sequence[str]) -> list[str]:
         """Ids of memories whose details link to any of `targets` (ids or names)."""
         if not targets:
@@ -371,17 +361,6 @@ class SQLiteStore:
         ):
             out.setdefault(path, []).append(mid)
         return out
-
-    def all_refs(self) -> dict[str, list[str]]:
-        """Every path named by an active memory → the memories naming it."""
-        out: dict[str, list[str]] = {}
-        for path, mid in self.conn.execute(
-            "SELECT f.path, m.id FROM file_refs f JOIN memories m ON m.rowid = f.memory_rowid WHERE m.status = 'active'"
-        ):
-            out.setdefault(path, []).append(mid)
-        return out
-
-    # -- telemetry --------------------------------------------------------------------------------
 
     def record(self, events: Iterable[Event]) -> None:
         with self.transaction():

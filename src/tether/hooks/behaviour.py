@@ -12,7 +12,7 @@ from pathlib import Path
 from tether.errors import ValidationError
 from tether.hooks.session import session_state
 from tether.memory import Memory, normalize_path
-from tether.recall import Recaller
+from tether.recall import Recaller, refs_naming
 from tether.store import Event, Query
 from tether.workspace import Workspace
 
@@ -109,10 +109,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
 
 def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
     """Active gotchas naming `path` or a directory containing it, pinned and high priority first."""
-    refs = [path]
-    parts = path.split("/")[:-1]
-    refs.extend("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))
-    ids = {mid for mids in ws.store.owners(refs).values() for mid in mids}
+    ids = {mid for mids in ws.store.owners(refs_naming(path)).values() for mid in mids}
     if not ids:
         return []
     found = ws.find(Query(ids=tuple(sorted(ids)), category="gotcha"))
