@@ -139,3 +139,39 @@ def test_kill_9_mid_burst_loses_nothing_acknowledged(repo: Path, home: Path) -> 
             for p in (repo / ".tether" / "memories").iterdir()
             if not p.name.endswith(".md")
         )
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from tether.sqlite_schema import connect
+
+index, go = Path(sys.argv[1]), Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+connect(index).close()
+"""
+
+
+def test_nine_processes_opening_a_fresh_index_at_once_all_succeed(tmp_path: Path) -> None:
+    # SQLite skips the busy handler for some of the locks a switch to WAL takes; without a retry, a few of
+    # nine processes creating the index together fail with "database is locked" (seen in CI).
+    failures: list[str] = []
+    for trial in range(6):
+        index, go = tmp_path / f"index-{trial}.db", tmp_path / f"go-{trial}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPENER, str(index), str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(WRITERS)
+        ]
+        time.sleep(0.4)
+        go.touch()
+        for proc in procs:
+            _, err = proc.communicate(timeout=60)
+            if proc.returncode:
+                failures.append(err.strip().splitlines()[-1])
+    assert failures == []

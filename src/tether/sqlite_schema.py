@@ -7,6 +7,7 @@ brought to the current schema by running the ones it has not seen.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,13 +150,35 @@ def connect(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
         path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
     )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    mode = _switch_to_wal(conn, busy_timeout_ms)
     if mode != "wal":  # pragma: no cover - only on filesystems without shared memory
         raise sqlite3.OperationalError(f"could not switch {path} to WAL mode (got {mode})")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     migrate(conn)
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> str:
+    """Put the database in WAL mode, waiting out other processes doing the same.
+
+    SQLite does not call the busy handler for every lock a journal-mode change takes: when
+    several processes open a fresh database at once, the switch can fail with "database is
+    locked" at once. Retry it with a short backoff until the busy timeout is spent.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    pause = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode == "wal":
+                return "wal"
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
