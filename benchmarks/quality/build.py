@@ -61,6 +61,7 @@ LOCK_FILE_RE = re.compile(
 INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 IDENT_RE = re.compile(r"^@?[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 CODE_NAME_RE = re.compile(r"[_.$:#]|[A-Z]")
+IMPORT_ONLY_RE = re.compile(r"\s*(@\S+\s*)+")
 PATHLIKE_RE = re.compile(r"/|\\|\.(py|ts|tsx|js|jsx|mjs|json|md|mdc|ya?ml|toml|sql|sh|txt|css|html|lock)$")
 
 
@@ -106,6 +107,10 @@ def build_memories(gdir: Path, c1: str) -> tuple[list[MemoryItem], dict[str, int
             text = blob.decode("utf-8-sig")
         except UnicodeDecodeError:
             print(f"  skip {path}: not UTF-8", file=sys.stderr)
+            continue
+        if IMPORT_ONLY_RE.fullmatch(text):
+            # A CLAUDE.md holding only `@AGENTS.md` is Claude's way of loading the other file: the same
+            # rules, like a symlink, with no lines of its own.
             continue
         sizes[path] = len(text)
         for unit in split_rules(path, text):

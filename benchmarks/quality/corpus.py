@@ -68,6 +68,27 @@ REPOS = (
         c2="8573650253888a252500856e240385ff8a2553c8",  # 2026-04-19
         end="5411f113cafae26161b4969b0237b8e1e024e2c2",
     ),
+    RepoSpec(
+        name="tensorzero",
+        github="tensorzero/tensorzero",
+        language="Rust",
+        # 2026-03-08: the commit that moved the crates (and their nested AGENTS.md) under crates/; nested
+        # files existed from January, but a move changes every scope, so C1 is after it.
+        c1="7f11949783365834dad37f60d8fb70415c03083e",
+        c2="e28740256d92306d3f62d484dbf2aab1761a7281",  # 2026-03-25, half of the 343 later commits
+        end="7a6159a4348ff015373d7926f74ac589ca59a0d9",  # 2026-04-24, the mirror's newest commit
+    ),
+    RepoSpec(
+        name="gitbutler",
+        github="gitbutlerapp/gitbutler",
+        language="Rust",
+        # 2026-05-08: the merge that brought crates/but/AGENTS.md, the last of the nested files, into main.
+        c1="0e08cb3e144c625a18eed7bbeb704c2dfcd88804",
+        c2="fb562611a60a25dd7adafe8e566c4d921d7f4e66",  # 2026-05-21, half of the commits up to `end`
+        # 2026-06-03: about 1,000 commits a month land here, so the history stops after 859 later commits,
+        # windows the size of the other repositories', instead of at the mirror's newest (August).
+        end="2b9c608c77e128a7dc03ac634cfeafd1c29c128d",
+    ),
 )
 
 
