@@ -1,32 +1,25 @@
 """CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, rules, seed, import,
 distill, purge. Registered on the main group by `tether.cli` (`for c in COMMANDS: cli.add_command(c)`).
 
-Thin adapters over `tether.lifecycle` and `tether.rules`; this module does not import `tether.cli`
-at import time, so the main CLI can import it from anywhere in its own module.
+Thin adapters over `tether.lifecycle` and `tether.rules`; like the other command modules, this one imports
+`tether.cli_common` and never `tether.cli`, which imports it.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
 from tether import lifecycle
+from tether.cli_common import emit, json_option
 from tether.errors import TetherError, ValidationError
 from tether.memory import Memory, check_origin
 from tether.store import Query
 from tether.workspace import Workspace, to_dict
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
 @contextmanager
@@ -41,10 +34,6 @@ def _workspace(require_project: bool = True) -> Iterator[Workspace]:
         ws.close()
 
 
-def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-
-
 def _line(memory: Memory) -> str:
     return f"{memory.id}  [{memory.category}] {memory.summary}"
 
@@ -54,14 +43,14 @@ def _line(memory: Memory) -> str:
 
 @click.command()
 @click.option("--top", type=click.IntRange(1, 100), default=5, show_default=True, help="Memories per list.")
-@_json_option
+@json_option
 def stats(top: int, as_json: bool) -> None:
     """Per category: active, archived, superseded, surfaced, acted and follow-through (the share of
     memories shown at least once that were acted on), plus the most ignored and most used memories."""
     with _workspace(require_project=False) as ws:
         data = lifecycle.stats(ws, top=top)
     if as_json:
-        _emit(data)
+        emit(data)
         return
     header = (
         f"{'category':<10} {'active':>6} {'archived':>8} {'supersd':>7} {'surfaced':>8} {'acted':>6}  follow"
@@ -111,7 +100,7 @@ def _parse_selection(text: str, count: int) -> list[int]:
 
 @click.command()
 @click.option("--yes", "-y", is_flag=True, help="Archive every candidate without asking.")
-@_json_option
+@json_option
 def cleanup(yes: bool, as_json: bool) -> None:
     """Review stale memories (ignored, naming only deleted files, unused for 90+ days), worst first,
     and archive the ones you choose (reversible with `tether restore`). Pinned memories never appear.
@@ -120,7 +109,7 @@ def cleanup(yes: bool, as_json: bool) -> None:
     with _workspace() as ws:
         candidates = lifecycle.cleanup_candidates(ws)
         if as_json:
-            _emit([c.to_json() for c in candidates])
+            emit([c.to_json() for c in candidates])
             return
         if not candidates:
             lifecycle.mark_cleanup_pass(ws)
@@ -153,7 +142,7 @@ def _ask(count: int) -> list[int]:
 
 
 @click.command()
-@_json_option
+@json_option
 def maintain(as_json: bool) -> None:
     """Run what session start runs: repo map refresh, rename following, soft-archive of ignored
     memories, rule file re-sync and the cleanup check; print what it did."""
@@ -162,7 +151,7 @@ def maintain(as_json: bool) -> None:
     with _workspace() as ws:
         report = run_maintain(ws)
     if as_json:
-        _emit(
+        emit(
             {
                 "renamed": [{"id": mid, "from": old, "to": new} for mid, old, new in report.renamed],
                 "archived": [to_dict(m) for m in report.archived],
@@ -190,7 +179,7 @@ def rules() -> None:
 
 
 @rules.command(name="sync")
-@_json_option
+@json_option
 def rules_sync(as_json: bool) -> None:
     """Import every rule file: new rules are added, edited ones updated, removed ones archived.
 
@@ -200,7 +189,7 @@ def rules_sync(as_json: bool) -> None:
     with _workspace() as ws:
         report = sync_rules(ws)
     if as_json:
-        _emit(report.to_json())
+        emit(report.to_json())
     else:
         for entry in report.files:
             if entry.error:
@@ -228,7 +217,7 @@ def rules_sync(as_json: bool) -> None:
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--allow-secret", is_flag=True, help="Store entries that look like credentials anyway.")
-@_json_option
+@json_option
 def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
     """Load curated facts from a JSON seed file (origin seed). Idempotent: known facts are skipped.
 
@@ -237,7 +226,7 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
     with _workspace(require_project=False) as ws:
         new, same = lifecycle.seed(ws, file, allow_secret=allow_secret)
     if as_json:
-        _emit({"new": new, "present": same})
+        emit({"new": new, "present": same})
         return
     click.echo(f"seeded {new} memories ({same} already present)")
 
@@ -288,7 +277,7 @@ def _import_claude(directory: Path | None) -> None:
     help="The session transcript (JSON lines).",
 )
 @click.option("--session", help="The session id (for the log).")
-@_json_option
+@json_option
 def distill(transcript: Path, session: str | None, as_json: bool) -> None:
     """Ask the configured LLM for at most 3 durable facts from a session transcript (origin distilled).
 
@@ -301,7 +290,7 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
         )
     report = run.report
     if as_json:
-        _emit(
+        emit(
             {
                 "transcript": str(report.transcript),
                 "lines": report.lines,
