@@ -61,6 +61,8 @@ def adapter_of(name: str) -> str | None:
     for adapter in ("cli", "hooks", "mcp_server"):
         if rest == adapter or rest.startswith(adapter + ".") or rest.startswith(adapter + "_"):
             return adapter
+    if rest.startswith("mcp_"):  # the MCP server's own modules: mcp_tools, mcp_results, mcp_memories
+        return "mcp_server"
     return None
 
 
