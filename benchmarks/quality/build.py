@@ -303,6 +303,96 @@ def identifiers(text: str) -> set[str]:
     return found
 
 
+# Comment syntax by file extension, for `code_only`. Other files (Markdown, JSON, SQL, ...) are kept whole.
+HASH_COMMENT_EXTS = frozenset({"py", "pyi", "sh", "bash", "zsh", "toml", "yaml", "yml"})
+SLASH_COMMENT_EXTS = frozenset(
+    {
+        "js",
+        "jsx",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "mts",
+        "cts",
+        "go",
+        "rs",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "java",
+        "kt",
+        "swift",
+        "cs",
+        "scala",
+    }
+)
+# Quote characters that open a string in which a comment marker is text. A Rust `'` starts a lifetime as
+# often as a char literal, so Rust and Go only count `"`.
+_QUOTES = {"rs": '"', "go": '"`'}
+
+
+def code_only(path: str, text: str) -> str:
+    r"""The added lines of `path` with comments removed, so a name mentioned only in a comment does not count.
+
+    Line-based and simple on purpose (the labels see added lines, not whole files): for `#` languages
+    (Python, shell, TOML, YAML) everything from a `#` outside a string is dropped; for C-like languages
+    (JS/TS, Go, Rust, C, Java, ...) `//` to the end of the line, `/* ... */` spans on one line, a line that
+    opens `/*` from there on, and lines that continue a block comment (`* ...`, `*/`). A block comment's
+    inner lines without a leading `*` are not recognised. Other file types are returned unchanged.
+
+    >>> code_only("a.py", "x = f(a)  # uses Foo")
+    'x = f(a)  '
+    >>> code_only("a.ts", " * see Foo\nconst s = '//not a comment' // Foo")
+    "const s = '//not a comment' "
+    """
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if ext in HASH_COMMENT_EXTS:
+        markers: tuple[str, ...] = ("#",)
+    elif ext in SLASH_COMMENT_EXTS:
+        markers = ("//", "/*")
+    else:
+        return text
+    quotes = _QUOTES.get(ext, "\"'`")
+    kept = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if markers[0] == "//" and (stripped.startswith(("* ", "*/")) or stripped == "*"):
+            continue
+        kept.append(_cut_comment(line, markers, quotes))
+    return "\n".join(kept)
+
+
+def _cut_comment(line: str, markers: tuple[str, ...], quotes: str) -> str:
+    out = []
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                out.append(line[i : i + 2])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in quotes:
+            quote = ch
+        elif line.startswith("/*", i) and "/*" in markers:
+            end = line.find("*/", i + 2)
+            if end < 0:
+                break
+            i = end + 2
+            continue
+        elif any(line.startswith(m, i) for m in markers) and (ch != "#" or i == 0 or line[i - 1].isspace()):
+            break  # a `#` starts a comment only as a word of its own (not `$#`, not a URL's `#anchor`)
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _word_re(ident: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w$])" + re.escape(ident) + r"(?![\w$])")
 
@@ -317,7 +407,7 @@ def label(
     """Relevant memories per task commit, and the document frequency of every kept identifier.
 
     A rule is relevant when one of its identifiers is among the lines the task added to a file inside the
-    rule's scope: the file condition and the identifier condition hold for the same file.
+    rule's scope, outside a comment (`code_only`): the file and identifier conditions hold for the same file.
     """
     idents = {m.id: identifiers(m.text) for m in memories}
     # An identifier named by several rules (`BinaryContent` in four fixture bullets) singles out none of
@@ -329,12 +419,17 @@ def label(
     df: Counter[str] = Counter()
     present: dict[str, dict[str, set[str]]] = {}  # commit -> file -> identifiers in its added lines
     for task in tasks:
-        by_file = {
-            path: {ident for ident, pat in patterns.items() if ident in text and pat.search(text)}
-            for path, text in task.added.items()
-        }
+        by_file = {}
+        anywhere: set[str] = set()
+        for path, added in task.added.items():
+            found = {ident for ident, pat in patterns.items() if ident in added and pat.search(added)}
+            # How common a name is counts every mention, comments included (a name in many comments is still
+            # a common name); whether it makes this rule relevant counts code only.
+            anywhere |= found
+            code = code_only(path, added)
+            by_file[path] = {ident for ident in found if patterns[ident].search(code)}
         present[task.commit] = by_file
-        df.update(set().union(*by_file.values()) if by_file else set())
+        df.update(anywhere)
     limit = MAX_IDENTIFIER_DF * len(tasks)
     common = {ident for ident, count in df.items() if count > limit}
     relevant: dict[str, list[MemoryItem]] = {}
