@@ -73,11 +73,7 @@ def _writes(*, destructive: bool) -> ToolAnnotations:
 def register_tools(server: MCPServer, memories: Memories) -> None:
     """Add the memory tools to `server`, each working on the workspace `memories` opens on first use."""
 
-    @server.tool(
-        structured_output=True,
-        title="Search project memory",
-        annotations=_read_only(),
-    )
+    @server.tool(structured_output=True, title="Search project memory", annotations=_read_only())
     def memory_search(
         query: Annotated[
             str,
@@ -126,11 +122,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         )
         return {"results": hits, "hint": hint}
 
-    @server.tool(
-        structured_output=True,
-        title="Read one memory",
-        annotations=_read_only(),
-    )
+    @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())
     def memory_get(id: MemoryId) -> Full:
         """The full text of one memory (details, files, links, status, what it supersedes). Archived and
         superseded memories are still readable here."""
@@ -138,11 +130,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             memory = ws.ack(id, session=agent_session(), via="memory_get")
             return full(ws, memory)
 
-    @server.tool(
-        structured_output=True,
-        title="Save a memory",
-        annotations=_writes(destructive=False),
-    )
+    @server.tool(structured_output=True, title="Save a memory", annotations=_writes(destructive=False))
     def memory_add(
         summary: Annotated[
             str,
@@ -204,11 +192,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             "message": message,
         }
 
-    @server.tool(
-        structured_output=True,
-        title="Archive a memory",
-        annotations=_writes(destructive=True),
-    )
+    @server.tool(structured_output=True, title="Archive a memory", annotations=_writes(destructive=True))
     def memory_remove(
         id: MemoryId,
         reason: Annotated[str, Field(description="Why it is wrong or obsolete (kept in the log)")] = "",
@@ -220,11 +204,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             memory = ws.archive(id, reason or "memory_remove")
         return changed(memory, f"archived {memory.id}; `tether restore {memory.id}` brings it back")
 
-    @server.tool(
-        structured_output=True,
-        title="Links of a memory",
-        annotations=_read_only(),
-    )
+    @server.tool(structured_output=True, title="Links of a memory", annotations=_read_only())
     def memory_links(id: MemoryId) -> Links:
         """What a memory is connected to: memories it links to and that link to it ([[wikilinks]]), the
         files it is about, and memories on files that often change together with those."""
@@ -258,9 +238,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         }
 
     @server.tool(
-        structured_output=True,
-        title="Pin or unpin a memory",
-        annotations=_writes(destructive=False),
+        structured_output=True, title="Pin or unpin a memory", annotations=_writes(destructive=False)
     )
     def memory_pin(
         id: MemoryId,
