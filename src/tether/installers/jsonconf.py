@@ -82,87 +82,21 @@ def _event_list(hooks: dict[str, Any], event: str) -> list[Any]:
 
 
 @dataclass
-class NestedHooks:
-    """Claude Code, Codex and Gemini: `hooks.<Event> = [{matcher?, hooks: [{type, command, timeout}]}]`."""
-
-    agent: str
-    specs: Sequence[HookSpec]
-    command: Sequence[str]
-    named: bool = False  # Gemini handlers carry a `name` (shown in /hooks, used to disable one)
-
-    def group(self, spec: HookSpec) -> dict[str, Any]:
-        handler: dict[str, Any] = {}
-        if self.named:
-            handler["name"] = f"tether-{spec.event}"
-        handler.update(
-            type="command", command=hook_command(self.command, self.agent, spec.event), timeout=spec.timeout
-        )
-        group: dict[str, Any] = {} if spec.matcher is None else {"matcher": spec.matcher}
-        group["hooks"] = [handler]
-        return group
-
-    def apply(self, data: dict[str, Any]) -> None:
-        hooks = _hooks_table(data, create=True)
-        assert hooks is not None
-        for spec in self.specs:
-            hooks.setdefault(spec.event, [])
-            _event_list(hooks, spec.event).append(self.group(spec))
-
-    def remove(self, data: dict[str, Any], keep: bool) -> None:
-        hooks = _hooks_table(data, create=False)
-        if hooks is None:
-            return
-        ours = {spec.event for spec in self.specs} if keep else set()
-        removed = False
-        for event in list(hooks):
-            groups = _event_list(hooks, event)
-            kept: list[Any] = []
-            for i, group in enumerate(groups):
-                if not isinstance(group, dict):
-                    raise Problem(f"`hooks.{event}[{i}]` should be an object, found {_kind(group)}")
-                handlers = group.get("hooks")
-                if handlers is None:
-                    kept.append(group)
-                    continue
-                if not isinstance(handlers, list):
-                    raise Problem(f"`hooks.{event}[{i}].hooks` should be a list, found {_kind(handlers)}")
-                others = [h for h in handlers if not is_tether_hook(h)]
-                if len(others) == len(handlers):
-                    kept.append(group)
-                    continue
-                removed = True
-                if others:  # someone put their own handler into tether's group: keep theirs
-                    group["hooks"] = others
-                    kept.append(group)
-            if len(kept) != len(groups):
-                groups[:] = kept
-                if not kept and event not in ours:
-                    del hooks[event]
-        if removed and not hooks and not keep:
-            del data["hooks"]
-
-
-@dataclass
-class FlatHooks:
-    """Cursor: `{"version": 1, "hooks": {"<event>": [{command, matcher?, timeout}]}}`."""
+class _Hooks:
+    """tether's hooks in `hooks.<event> = [entry, ...]`; subclasses say what one entry looks like."""
 
     agent: str
     specs: Sequence[HookSpec]
     command: Sequence[str]
 
     def entry(self, spec: HookSpec) -> dict[str, Any]:
-        entry: dict[str, Any] = {"command": hook_command(self.command, self.agent, spec.event)}
-        if spec.matcher is not None:
-            entry["matcher"] = spec.matcher
-        entry["timeout"] = spec.timeout
-        return entry
+        raise NotImplementedError
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        """The entries of `hooks.<event>` to keep once tether's handlers are taken out."""
+        raise NotImplementedError
 
     def apply(self, data: dict[str, Any]) -> None:
-        if "version" not in data:  # Cursor requires `"version": 1` in hooks files; put it first
-            rest = dict(data)
-            data.clear()
-            data["version"] = 1
-            data.update(rest)
         hooks = _hooks_table(data, create=True)
         assert hooks is not None
         for spec in self.specs:
@@ -177,7 +111,7 @@ class FlatHooks:
         removed = False
         for event in list(hooks):
             entries = _event_list(hooks, event)
-            kept = [e for e in entries if not is_tether_hook(e)]
+            kept = self.strip(event, entries)
             if len(kept) != len(entries):
                 removed = True
                 entries[:] = kept
@@ -185,6 +119,66 @@ class FlatHooks:
                     del hooks[event]
         if removed and not hooks and not keep:
             del data["hooks"]
+
+
+@dataclass
+class NestedHooks(_Hooks):
+    """Claude Code, Codex and Gemini: `hooks.<Event> = [{matcher?, hooks: [{type, command, timeout}]}]`."""
+
+    named: bool = False  # Gemini handlers carry a `name` (shown in /hooks, used to disable one)
+
+    def entry(self, spec: HookSpec) -> dict[str, Any]:
+        handler: dict[str, Any] = {}
+        if self.named:
+            handler["name"] = f"tether-{spec.event}"
+        handler.update(
+            type="command", command=hook_command(self.command, self.agent, spec.event), timeout=spec.timeout
+        )
+        group: dict[str, Any] = {} if spec.matcher is None else {"matcher": spec.matcher}
+        group["hooks"] = [handler]
+        return group
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        kept: list[Any] = []
+        for i, group in enumerate(entries):
+            if not isinstance(group, dict):
+                raise Problem(f"`hooks.{event}[{i}]` should be an object, found {_kind(group)}")
+            handlers = group.get("hooks")
+            if handlers is None:
+                kept.append(group)
+                continue
+            if not isinstance(handlers, list):
+                raise Problem(f"`hooks.{event}[{i}].hooks` should be a list, found {_kind(handlers)}")
+            others = [h for h in handlers if not is_tether_hook(h)]
+            if len(others) == len(handlers):
+                kept.append(group)
+            elif others:  # someone put their own handler into tether's group: keep theirs
+                group["hooks"] = others
+                kept.append(group)
+        return kept
+
+
+@dataclass
+class FlatHooks(_Hooks):
+    """Cursor: `{"version": 1, "hooks": {"<event>": [{command, matcher?, timeout}]}}`."""
+
+    def entry(self, spec: HookSpec) -> dict[str, Any]:
+        entry: dict[str, Any] = {"command": hook_command(self.command, self.agent, spec.event)}
+        if spec.matcher is not None:
+            entry["matcher"] = spec.matcher
+        entry["timeout"] = spec.timeout
+        return entry
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        return [e for e in entries if not is_tether_hook(e)]
+
+    def apply(self, data: dict[str, Any]) -> None:
+        if "version" not in data:  # Cursor requires `"version": 1` in hooks files; put it first
+            rest = dict(data)
+            data.clear()
+            data["version"] = 1
+            data.update(rest)
+        super().apply(data)
 
 
 @dataclass
