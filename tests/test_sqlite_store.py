@@ -206,3 +206,31 @@ def test_meta_round_trip(store: SQLiteStore) -> None:
     assert store.get_meta("k") is None
     store.set_meta("k", "v")
     assert store.get_meta("k") == "v"
+
+
+def test_memories_by_id_see_writes_from_another_process(tmp_path: Path, store: SQLiteStore) -> None:
+    put(store, mem("aaaa0001", "the upload retry limit is 3"))
+    put(store, mem("aaaa0002", "the cache key includes the tenant"))
+    first = store.memories(["aaaa0001", "aaaa0002", "ffffffff"])
+    assert sorted(first) == ["aaaa0001", "aaaa0002"]
+    assert store.memories(["aaaa0001"])["aaaa0001"] is first["aaaa0001"]  # served again without a read
+    other = SQLiteStore(tmp_path / "index.db")  # another session's connection
+    try:
+        put(other, mem("aaaa0001", "the upload retry limit is 5", status="archived"))
+        other.remove("aaaa0002")
+    finally:
+        other.close()
+    again = store.memories(["aaaa0001", "aaaa0002"])
+    assert list(again) == ["aaaa0001"]
+    assert again["aaaa0001"].summary == "the upload retry limit is 5"
+    assert again["aaaa0001"].status == "archived"
+    assert again["aaaa0001"].content_hash == mem("x", "the upload retry limit is 5").content_hash
+
+
+def test_pinned_lookup_uses_the_partial_index(store: SQLiteStore) -> None:
+    put(store, mem("aaaa0001", "pinned fact", pinned=True))
+    put(store, mem("aaaa0002", "plain fact"))
+    assert [m.id for m in store.find(Query(pinned=True))] == ["aaaa0001"]
+    assert [m.id for m in store.find(Query(pinned=False))] == ["aaaa0002"]
+    plan = store.conn.execute("EXPLAIN QUERY PLAN SELECT id FROM memories WHERE pinned = 1").fetchall()
+    assert "memories_pinned" in str(plan)

@@ -258,9 +258,7 @@ class Recaller:
             candidate(include)
         if not pool:
             return []
-        memories = {
-            m.id: m for m in self.store.find(Query(status=None if include else ("active",), ids=tuple(pool)))
-        }
+        memories = self.store.memories(pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.ws.clock()
         ranked: list[Candidate] = []
@@ -492,7 +490,12 @@ def top_cosines(
     import numpy as np
 
     matrix = np.frombuffer(blob, dtype=np.float32, count=rows * dim).reshape(rows, dim)
-    product = matrix @ np.asarray(query, dtype=np.float32)
+    if len(nonzero) * 4 <= dim:
+        # A sparse query (the hashed embedder's): multiply only the columns it uses, ~6x less work at 10k.
+        columns = [i for i, _ in nonzero]
+        product = matrix[:, columns] @ np.asarray([q for _, q in nonzero], dtype=np.float32)
+    else:
+        product = matrix @ np.asarray(query, dtype=np.float32)
     count = min(k, rows)
     head = np.argpartition(-product, count - 1)[:count]
     return [(int(i), float(product[i])) for i in head[np.argsort(-product[head])]]

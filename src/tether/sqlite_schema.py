@@ -137,10 +137,17 @@ def _migrate_repomap(conn: sqlite3.Connection) -> None:
     migrate_repomap(conn)
 
 
+def _migrate_pinned_index(conn: sqlite3.Connection) -> None:
+    # Recall lists the pinned memories on every prompt: a partial index holds just those few rows instead
+    # of a scan over every memory.
+    conn.execute("CREATE INDEX memories_pinned ON memories(pinned) WHERE pinned = 1")
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
     ("0002_repomap", _migrate_repomap),
+    ("0003_pinned_index", _migrate_pinned_index),
 )
 
 

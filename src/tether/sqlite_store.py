@@ -36,6 +36,7 @@ _COLUMNS = (
     "session",
     "created",
     "updated",
+    "content_hash",
 )
 
 
@@ -46,6 +47,10 @@ class SQLiteStore:
         self.path = path
         self.conn = connect(path, busy_timeout_ms)
         self._depth = 0
+        # Memories read by id, kept while the memories version in `meta` stands still: a warm process (the
+        # MCP server, a benchmark) recalling again reads only what changed. Memory objects are frozen.
+        self._memo: dict[str, Memory] = {}
+        self._memo_version: str | None = None
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -183,6 +188,22 @@ class SQLiteStore:
             sql += f" LIMIT {int(query.limit)}"
         return [_memory(row) for row in self.conn.execute(sql, params)]
 
+    def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
+        """The memories with these ids, whatever their status; unknown ids are left out."""
+        version = self.get_meta(_VECTORS_VERSION)
+        if version != self._memo_version or len(self._memo) > _MEMO_MAX:
+            self._memo.clear()
+            self._memo_version = version
+        wanted = list(dict.fromkeys(ids))
+        missing = [mid for mid in wanted if mid not in self._memo]
+        for chunk in _chunks(missing):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
+            ):
+                self._memo[row[0]] = _memory(row)
+        return {mid: self._memo[mid] for mid in wanted if mid in self._memo}
+
     def count(self, query: Query) -> int:
         where, params = _where(query)
         return int(self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0])
@@ -270,8 +291,9 @@ class SQLiteStore:
         out: dict[int, str] = {}
         for chunk in _chunks(rowids):
             marks = ",".join("?" * len(chunk))
+            # `+status`: look the rows up by rowid; the status index would walk every active memory.
             for rowid, mid in self.conn.execute(
-                f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND status = 'active'", chunk
+                f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND +status = 'active'", chunk
             ):
                 out[rowid] = mid
         return out
@@ -346,7 +368,9 @@ class SQLiteStore:
         for chunk in _chunks(list(paths)):
             marks = ",".join("?" * len(chunk))
             for path, mid in self.conn.execute(
-                f"SELECT f.path, m.id FROM file_refs f JOIN memories m ON m.rowid = f.memory_rowid"
+                # CROSS JOIN keeps file_refs first: left to itself the planner walks every active memory
+                # through the status index (7 ms at 10k memories instead of 0.3).
+                f"SELECT f.path, m.id FROM file_refs f CROSS JOIN memories m ON m.rowid = f.memory_rowid"
                 f" WHERE f.path IN ({marks}) AND m.status = 'active'",
                 chunk,
             ):
@@ -467,8 +491,8 @@ def _where(query: Query) -> tuple[str, list[Any]]:
             clauses.append("origin = ?")
             params.append(query.origin)
     if query.pinned is not None:
-        clauses.append("pinned = ?")
-        params.append(int(query.pinned))
+        # A literal, not a parameter: only then can the planner use the partial index on pinned rows.
+        clauses.append(f"pinned = {int(query.pinned)}")
     if query.file is not None:
         clauses.append("rowid IN (SELECT memory_rowid FROM file_refs WHERE path = ?)")
         params.append(query.file)
@@ -480,13 +504,13 @@ def _where(query: Query) -> tuple[str, list[Any]]:
 
 def _memory(row: Sequence[Any]) -> Memory:
     data = dict(zip(_COLUMNS, row, strict=True))
-    return Memory(
+    memory = Memory(
         id=data["id"],
         summary=data["summary"],
         details=data["details"],
         category=data["category"],
         scope=data["scope"],
-        files=tuple(json.loads(data["files"])),
+        files=() if data["files"] == "[]" else tuple(json.loads(data["files"])),
         priority=data["priority"],
         pinned=bool(data["pinned"]),
         origin=data["origin"],
@@ -496,9 +520,16 @@ def _memory(row: Sequence[Any]) -> Memory:
         created=_dt(data["created"]) or datetime.now(UTC),
         updated=_dt(data["updated"]) or datetime.now(UTC),
     )
+    # The stored hash is the one computed at write time from the same text: spare recomputing it.
+    memory.__dict__["content_hash"] = data["content_hash"]
+    return memory
 
 
+# Bumped in the same transaction as every write to a memory (the name is older than its second use): it
+# versions the vector cache file and the in-process memo of memories.
 _VECTORS_VERSION = "vectors.version"
+# A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
+_MEMO_MAX = 50_000
 
 
 def _safe(name: str) -> str:
