@@ -1,11 +1,14 @@
-"""What every embedder provider shares: the runtime error, normalization, and the extras check."""
+"""What every embedder provider shares: the runtime error, normalization, the extras check, and the
+lazily loaded local model."""
 
 from __future__ import annotations
 
 import importlib.util
 import math
 import os
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from tether.embed import Vector
 from tether.errors import ConfigError, TetherError
@@ -51,3 +54,37 @@ def offline_environment() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def missing_library(embedder_id: str, extra: str, exc: ImportError) -> ConfigError:
+    """The error for a model library that fails to import; `extra` is both its name and tether's extra."""
+    return ConfigError(f"embedder {embedder_id!r} needs {extra} ({exc}): pip install 'tether[{extra}]'")
+
+
+class LazyModel:
+    """A local model, loaded once on first use (or by `load`); the lock keeps threads from loading it twice.
+
+    Subclasses give `_load` (import the library, return the model) and `_embed` (a non-empty batch).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def load(self) -> None:
+        """Import the model library and load the model now rather than on the first `embed`."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        self.load()
+        return self._embed(list(texts))
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    def _embed(self, texts: list[str]) -> list[Vector]:
+        raise NotImplementedError

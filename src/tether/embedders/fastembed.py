@@ -11,14 +11,13 @@ import contextlib
 import importlib
 import json
 import shutil
-import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tether.embed import Vector
-from tether.embedders._common import offline_environment
+from tether.embedders._common import LazyModel, missing_library, offline_environment
 from tether.errors import ConfigError
 
 EXTRA = "fastembed"
@@ -75,7 +74,7 @@ def assemble_model_dir(
     return target
 
 
-class FastEmbedEmbedder:
+class FastEmbedEmbedder(LazyModel):
     """An embedder over a fastembed text model that is already on this machine; loads it on first use.
 
     >>> FastEmbedEmbedder("BAAI/bge-small-en-v1.5", "~/models/fastembed").embed(["retry"])  # doctest: +SKIP
@@ -89,6 +88,7 @@ class FastEmbedEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
+        super().__init__()
         if not model_name:
             raise ConfigError("fastembed needs a model name, e.g. 'fastembed:BAAI/bge-small-en-v1.5@DIR'")
         self._model_name = model_name
@@ -97,8 +97,6 @@ class FastEmbedEmbedder:
             raise ConfigError(f"fastembed cache directory {str(self._cache_dir)!r} does not exist")
         self._batch_size = batch_size
         self._threads = threads
-        self._lock = threading.Lock()
-        self._model: Any = None
         self._dimension: int | None = None
 
     @property
@@ -112,21 +110,10 @@ class FastEmbedEmbedder:
             self._dimension = self._registered_dimension()
         return self._dimension
 
-    def load(self) -> None:
-        """Import fastembed and open the ONNX session now rather than on the first `embed`."""
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        self.load()
+    def _embed(self, texts: list[str]) -> list[Vector]:
         import numpy as np
 
-        array = np.asarray(
-            list(self._model.embed(list(texts), batch_size=self._batch_size)), dtype=np.float32
-        )
+        array = np.asarray(list(self._model.embed(texts, batch_size=self._batch_size)), dtype=np.float32)
         norms = np.linalg.norm(array, axis=1, keepdims=True)
         array = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
         vectors: list[Vector] = array.tolist()
@@ -137,9 +124,7 @@ class FastEmbedEmbedder:
         try:
             from fastembed import TextEmbedding
         except ImportError as exc:
-            raise ConfigError(
-                f"embedder {self.id!r} needs fastembed ({exc}): pip install 'tether[{EXTRA}]'"
-            ) from exc
+            raise missing_library(self.id, EXTRA, exc) from exc
         return TextEmbedding
 
     def _registered_dimension(self) -> int:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tether.embed import Vector
-from tether.embedders._common import offline_environment
+from tether.embedders._common import LazyModel, missing_library, offline_environment
 from tether.errors import ConfigError
 
 EXTRA = "sentence-transformers"
@@ -79,7 +77,7 @@ def _pooled_dimension(directory: Path) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LazyModel):
     """An embedder over a local sentence-transformers model; loads it on first use.
 
     >>> SentenceTransformerEmbedder("all-MiniLM-L6-v2").embed(["retry the upload"])  # doctest: +SKIP
@@ -88,10 +86,9 @@ class SentenceTransformerEmbedder:
     def __init__(
         self, model: str | Path, *, batch_size: int = 64, device: str = "cpu", name: str | None = None
     ) -> None:
+        super().__init__()
         self._batch_size = batch_size
         self._device = device
-        self._lock = threading.Lock()
-        self._model: Any = None
         self._packaged: PackagedModel | None = None
         self._directory: Path | None = None
         self._dimension: int | None = None
@@ -135,18 +132,9 @@ class SentenceTransformerEmbedder:
         """The directory (or cached hub name) the model is loaded from."""
         return self._source
 
-    def load(self) -> None:
-        """Import sentence-transformers and load the model now rather than on the first `embed`."""
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        self.load()
+    def _embed(self, texts: list[str]) -> list[Vector]:
         array = self._model.encode(
-            list(texts),
+            texts,
             batch_size=self._batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -160,9 +148,7 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ConfigError(
-                f"embedder {self.id!r} needs sentence-transformers ({exc}): pip install 'tether[{EXTRA}]'"
-            ) from exc
+            raise missing_library(self.id, EXTRA, exc) from exc
         try:
             model = SentenceTransformer(self._source, device=self._device, local_files_only=True)
         except Exception as exc:  # the library raises OSError, ValueError, HF errors... for a missing model
