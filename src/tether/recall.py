@@ -7,10 +7,12 @@ blast radius and priority adjust. The constants live in `tether.scoring`.
 
 from __future__ import annotations
 
+import heapq
 import re
-from array import array
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -467,9 +469,10 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
     return ""
 
 
-# Below this many multiply-adds a plain loop over the query's non-zero dimensions beats importing numpy
-# (~50 ms; a Python multiply-add costs ~0.5 us), which matters in a hook process that runs on every prompt. Hashed query vectors are sparse.
-PURE_PYTHON_WORK = 60_000
+# Below this many multiply-adds a column loop in plain Python (~0.05 us each) costs less than importing
+# numpy (~60 ms), which matters in a hook process that runs on every prompt: hashed query vectors are
+# sparse, so 10k memories take ~290k multiply-adds (~15 ms). A process that already imported numpy uses it.
+PURE_PYTHON_WORK = 1_000_000
 
 
 def top_cosines(
@@ -481,21 +484,37 @@ def top_cosines(
     nonzero = [(i, q) for i, q in enumerate(query) if q]
     if not nonzero:
         return []
-    if rows * len(nonzero) <= PURE_PYTHON_WORK:
-        flat = array("f")
-        flat.frombytes(blob)
-        scores = [sum(flat[base + i] * q for i, q in nonzero) for base in range(0, rows * dim, dim)]
-        best = sorted(range(rows), key=scores.__getitem__, reverse=True)[:k]
-        return [(i, scores[i]) for i in best]
+    if rows * len(nonzero) <= PURE_PYTHON_WORK and "numpy" not in sys.modules:
+        return top_cosines_python(blob, rows, dim, nonzero, k)
+    return top_cosines_numpy(blob, rows, dim, nonzero, k)
+
+
+def top_cosines_python(
+    blob: bytes | memoryview, rows: int, dim: int, nonzero: Sequence[tuple[int, float]], k: int
+) -> list[tuple[int, float]]:
+    """`top_cosines` without numpy: one strided column per non-zero query dimension, summed per row."""
+    flat = memoryview(blob).cast("B").cast("f")
+    columns = [flat[i : rows * dim : dim] for i, _ in nonzero]
+    weights = [q for _, q in nonzero]
+    scores = [sum(map(mul, values, weights)) for values in zip(*columns, strict=True)]
+    best = heapq.nlargest(k, range(rows), key=scores.__getitem__)
+    return [(i, scores[i]) for i in best]
+
+
+def top_cosines_numpy(
+    blob: bytes | memoryview, rows: int, dim: int, nonzero: Sequence[tuple[int, float]], k: int
+) -> list[tuple[int, float]]:
+    """`top_cosines` with numpy; a sparse query (the hashed embedder's) multiplies only its columns."""
     import numpy as np
 
     matrix = np.frombuffer(blob, dtype=np.float32, count=rows * dim).reshape(rows, dim)
+    weights = np.asarray([q for _, q in nonzero], dtype=np.float32)
     if len(nonzero) * 4 <= dim:
-        # A sparse query (the hashed embedder's): multiply only the columns it uses, ~6x less work at 10k.
-        columns = [i for i, _ in nonzero]
-        product = matrix[:, columns] @ np.asarray([q for _, q in nonzero], dtype=np.float32)
+        product = matrix[:, [i for i, _ in nonzero]] @ weights
     else:
-        product = matrix @ np.asarray(query, dtype=np.float32)
+        dense = np.zeros(dim, dtype=np.float32)
+        dense[[i for i, _ in nonzero]] = weights
+        product = matrix @ dense
     count = min(k, rows)
     head = np.argpartition(-product, count - 1)[:count]
     return [(int(i), float(product[i])) for i in head[np.argsort(-product[head])]]
