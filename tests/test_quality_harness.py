@@ -14,7 +14,7 @@ from conftest import git
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "quality"))
 
-from build import identifiers, label
+from build import build_memories, code_only, identifiers, label
 from corpus import Corpus, MemoryItem, Task, TaskView
 from evaluate import bootstrap_ci
 from tether_retriever import TetherRetriever
@@ -55,6 +55,53 @@ def test_a_rule_is_relevant_when_its_name_is_added_inside_its_scope() -> None:
     relevant, _ = label(memories, tasks)
     assert [m.id for m in relevant["c1"]] == ["r1"]
     assert relevant["c2"] == []
+
+
+@pytest.mark.parametrize(
+    "path, added, expected",
+    [
+        ("a.py", "x = Foo()  # Foo again", "x = Foo()  "),
+        ("a.py", "# only Foo here", ""),
+        ("a.py", "s = 'a # not a comment'", "s = 'a # not a comment'"),  # inside a string
+        ("a.sh", 'echo "$#" $x', 'echo "$#" $x'),  # `$#` is not a comment
+        ("ci.yml", "url: https://x.org/#Foo", "url: https://x.org/#Foo"),  # `#` inside a word
+        ("a.ts", "const a = Foo(); // Foo", "const a = Foo(); "),
+        ("a.ts", "  /* Foo */ bar(); /* Foo", "   bar(); "),
+        ("a.ts", " * Foo in a block comment\n */\nbar()", "bar()"),
+        ("a.ts", "const u = 'http://x/Foo'", "const u = 'http://x/Foo'"),  # `//` in a string
+        ("lib.rs", "/// Foo docs\nfn f<'a>(x: &'a str) {} // Foo", "\nfn f<'a>(x: &'a str) {} "),
+        ("main.go", "s := `a // b` // Foo", "s := `a // b` "),
+        ("README.md", "# Foo heading", "# Foo heading"),  # other files are kept as they are
+    ],
+)
+def test_code_only_drops_comments(path: str, added: str, expected: str) -> None:
+    assert code_only(path, added) == expected
+
+
+def test_a_name_only_in_a_comment_labels_nothing() -> None:
+    memories = [_item("r1", "Wrap renders in `renderWithProviders`.", "web/")]
+    tasks = [
+        Task("c1", "dev", "t", ("web/a.ts",), {"web/a.ts": "// TODO: use renderWithProviders\nx()"}),
+        Task("c2", "dev", "t", ("web/b.ts",), {"web/b.ts": "renderWithProviders(<A/>) // render"}),
+    ]
+    tasks += [Task(f"f{n}", "dev", "chore", ("web/c.ts",), {"web/c.ts": f"x = {n}"}) for n in range(40)]
+    relevant, _ = label(memories, tasks)
+    assert relevant["c1"] == []
+    assert [m.id for m in relevant["c2"]] == ["r1"]
+
+
+def test_a_claude_md_that_only_imports_agents_md_adds_no_rules(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    (repo / "web").mkdir(parents=True)
+    (repo / "web" / "AGENTS.md").write_text("# Web\n\n- Wrap renders in `renderWithProviders`.\n")
+    (repo / "web" / "CLAUDE.md").write_text("@AGENTS.md\n")
+    (repo / "CLAUDE.md").write_text("- Run `make lint` before pushing.\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "c1")
+    memories, sizes = build_memories(repo / ".git", git(repo, "rev-parse", "HEAD").strip())
+    assert sorted(sizes) == ["CLAUDE.md", "web/AGENTS.md"]
+    assert {m.path for m in memories} == {"CLAUDE.md", "web/AGENTS.md"}
 
 
 def test_bootstrap_interval_brackets_the_mean() -> None:

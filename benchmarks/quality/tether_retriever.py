@@ -9,19 +9,22 @@ co-change see only history up to C1.
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from corpus import Corpus, TaskView
 
-from tether import notes
+from tether import notes, scoring
 from tether.embed import Embedder
 from tether.hooks.behaviour import FOOTER, HEADER
 from tether.housekeeping import refresh_repo
 from tether.memory import Memory, content_hash
 from tether.project import init_project
-from tether.recall import CHANNELS, Recaller
+from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks
 from tether.workspace import Workspace
 
 
@@ -46,6 +49,59 @@ def memory_for(item: object, memory_id: str) -> Memory:
 _PREPARED: dict[tuple[str, str], tuple[Workspace, dict[str, str]]] = {}
 
 
+class DirSpecificRecaller(Recaller):
+    """Recall whose directory hits are weighted by how specific the directory is (a tuning variant).
+
+    A rule scoped to `tests/` claims every file under it; when that is 40% of the repository, being under it
+    says less about a touched file than being under `crates/but-db/` does. The file channel's directory
+    magnitude is multiplied by (1 - share of the repository's files under the directory); a ref to the file
+    itself keeps its full weight. The file channel's ranks are recomputed from the weighted magnitudes.
+    """
+
+    def _file_channel(self, touched: list[str], candidate: Any) -> None:
+        hit: dict[str, Candidate] = {}
+
+        def recording(mid: str) -> Candidate:
+            hit[mid] = candidate(mid)
+            return hit[mid]
+
+        super()._file_channel(touched, recording)
+        if not hit:
+            return
+        for c in hit.values():
+            ref = str(c.evidence["file"])
+            if ref.endswith("/"):
+                c.magnitude["file"] *= 1.0 - self._share(ref)
+        ranks = competition_ranks({mid: c.magnitude["file"] for mid, c in hit.items()})
+        for mid, c in hit.items():
+            c.rrf["file"] = scoring.rrf(ranks[mid])
+
+    def _share(self, directory: str) -> float:
+        counts = _dir_counts(self.ws.root)
+        return counts.get(directory, 0) / max(counts.get("", 1), 1)
+
+
+_DIR_COUNTS: dict[Path, Counter[str]] = {}
+
+
+def _dir_counts(root: Path | None) -> Counter[str]:
+    """Files under each directory of the checkout ("" counts them all)."""
+    if root is None:
+        return Counter()
+    if root not in _DIR_COUNTS:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True
+        ).stdout.decode("utf-8", "replace")
+        counts: Counter[str] = Counter()
+        for path in filter(None, listed.split("\0")):
+            parts = path.split("/")[:-1]
+            counts[""] += 1
+            for depth in range(1, len(parts) + 1):
+                counts["/".join(parts[:depth]) + "/"] += 1
+        _DIR_COUNTS[root] = counts
+    return _DIR_COUNTS[root]
+
+
 class TetherRetriever:
     """Recall over the corpus with the given channels (all of them: tether as shipped)."""
 
@@ -55,7 +111,9 @@ class TetherRetriever:
         channels: Collection[str] = CHANNELS,
         embedder: Embedder | None = None,
         require_evidence: bool = True,
+        recaller: type[Recaller] = Recaller,
     ) -> None:
+        self.recaller = recaller
         self.require_evidence = require_evidence
         self.name = name
         self.channels = tuple(channels)
@@ -90,7 +148,7 @@ class TetherRetriever:
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
         assert self.ws is not None
         files = list(task.files) if mode == "prompt+files" else []
-        result = Recaller(self.ws).recall(
+        result = self.recaller(self.ws).recall(
             task.query, files, record=False, channels=self.channels, require_evidence=self.require_evidence
         )
         lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER] if result.memories else []
@@ -150,3 +208,7 @@ def ungated() -> TetherRetriever:
 
 def text_ungated() -> TetherRetriever:
     return TetherRetriever("tether:text-ungated", ("text",), require_evidence=False)
+
+
+def dir_specific() -> TetherRetriever:
+    return TetherRetriever("tether:dir-specific", recaller=DirSpecificRecaller)

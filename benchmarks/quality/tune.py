@@ -1,8 +1,9 @@
-"""Tune recall's constants on the DEV window only (never the reported test window).
+"""Tune recall on the DEV window only (never the reported test window).
 
-Prepares tether once per repository, then scores each variant of `tether.scoring` constants in-process.
+Prepares tether once per repository, then scores each variant in-process: a variant sets constants of
+`tether.scoring` and may swap the `Recaller` class (a ranking idea tried here before it goes into src/).
 
-    python benchmarks/quality/tune.py [--repo NAME]... [--window dev]
+    python benchmarks/quality/tune.py [--repo NAME]... [--variant NAME]... [--per-repo]
 """
 
 from __future__ import annotations
@@ -10,70 +11,97 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import REPOS, TaskView, load_corpus
-from evaluate import load_labels
-from tether_retriever import TetherRetriever
+from corpus import REPOS, Corpus, TaskView, load_corpus
+from evaluate import BM25Retriever, load_labels
+from tether_retriever import DirSpecificRecaller, TetherRetriever
 
 from tether import scoring
+from tether.recall import Recaller
 
-# Each variant: constants to set (the rest keep their shipped values).
+
+@dataclass(frozen=True)
+class Variant:
+    constants: dict[str, float] = field(default_factory=dict)
+    recaller: type[Recaller] = Recaller
+    require_evidence: bool = True
+
+
 # The variants of the last round; earlier rounds and their numbers are in README.md ("Tuning").
-VARIANTS: dict[str, dict[str, float]] = {
-    "shipped": {},
-    "no path text": {"PATH_TEXT_MAX": 0.0, "SEMANTIC_WITH_PATH_TERMS": False},
-    "ungated text (top 50)": {"TEXT_EVIDENCE_TOP_RANK": 50},
+VARIANTS: dict[str, Variant] = {
+    "shipped": Variant(),
+    "dir hits weighted by specificity": Variant(recaller=DirSpecificRecaller),
+    "TEXT_MAX 0.30": Variant({"TEXT_MAX": 0.30}),
+    "PATH_TEXT_MAX 0.15": Variant({"PATH_TEXT_MAX": 0.15}),
+    "specificity + TEXT_MAX 0.30": Variant({"TEXT_MAX": 0.30}, DirSpecificRecaller),
+    "no evidence gate": Variant(require_evidence=False),
 }
 
 
-def score(retriever: TetherRetriever, corpora: list, window: str) -> dict[str, float]:
-    out: dict[str, float] = {}
+def score(retriever: object, corpora: list[Corpus], window: str) -> dict[str, dict[str, float]]:
+    """Recall@3 per mode, pooled ("all") and per repository, and memories injected on negatives."""
+    out: dict[str, dict[str, float]] = {}
     for mode in ("prompt", "prompt+files"):
-        recalls: list[float] = []
+        recalls: dict[str, list[float]] = {"all": []}
         injected: list[float] = []
         for corpus in corpora:
-            retriever.prepare(corpus)
+            retriever.prepare(corpus)  # type: ignore[attr-defined]
             labels = load_labels(corpus)
             for task in corpus.tasks:
                 split, relevant = labels.get(task.commit, ("", set()))
                 if split != window:
                     continue
                 view = TaskView(task.query, task.files if mode == "prompt+files" else ())
-                top = retriever.retrieve(view, mode)[:3]
+                top = retriever.retrieve(view, mode)[:3]  # type: ignore[attr-defined]
                 if relevant:
-                    recalls.append(len(set(top) & relevant) / len(relevant))
+                    hit = len(set(top) & relevant) / len(relevant)
+                    recalls["all"].append(hit)
+                    recalls.setdefault(corpus.repo, []).append(hit)
                 else:
                     injected.append(len(top))
-        out[f"R@3 {mode}"] = statistics.fmean(recalls) if recalls else 0.0
-        out[f"inj/neg {mode}"] = statistics.fmean(injected) if injected else 0.0
+        for key, values in recalls.items():
+            out.setdefault(key, {})[mode] = statistics.fmean(values) if values else 0.0
+        out["all"][f"inj {mode}"] = statistics.fmean(injected) if injected else 0.0
     return out
+
+
+def row(label: str, r: dict[str, dict[str, float]], repos: list[str], per_repo: bool) -> str:
+    cells = [label, f"{r['all']['prompt']:.3f}", f"{r['all']['prompt+files']:.3f}"]
+    cells += [f"{r['all'].get('inj prompt', 0):.2f}", f"{r['all'].get('inj prompt+files', 0):.2f}"]
+    if per_repo:
+        cells += [f"{r[n]['prompt']:.3f} / {r[n]['prompt+files']:.3f}" for n in repos if n in r]
+    return "| " + " | ".join(cells) + " |"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", action="append")
     parser.add_argument("--window", default="dev", choices=("dev",))
+    parser.add_argument("--variant", action="append", help="only these variants (default: all)")
+    parser.add_argument("--per-repo", action="store_true", help="add a prompt / prompt+files cell per repo")
     args = parser.parse_args()
     names = args.repo or [spec.name for spec in REPOS]
     corpora = [load_corpus(name) for name in names]
-    shipped = {name: getattr(scoring, name) for variant in VARIANTS.values() for name in variant}
-    retriever = TetherRetriever()
-    print("| variant | R@3 prompt | inj/neg prompt | R@3 prompt+files | inj/neg prompt+files |")
-    print("|---|---|---|---|---|")
-    for label, changes in VARIANTS.items():
+    chosen = {k: v for k, v in VARIANTS.items() if not args.variant or k in args.variant}
+    shipped = {name: getattr(scoring, name) for v in VARIANTS.values() for name in v.constants}
+    head = ["variant", "R@3 prompt", "R@3 prompt+files", "inj/neg prompt", "inj/neg prompt+files"]
+    head += names if args.per_repo else []
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    print(row("bm25", score(BM25Retriever(), corpora, args.window), names, args.per_repo), flush=True)
+    for label, variant in chosen.items():
         for name, value in shipped.items():
             setattr(scoring, name, value)
-        for name, value in changes.items():
+        for name, value in variant.constants.items():
             setattr(scoring, name, value)
-        r = score(retriever, corpora, args.window)
-        print(
-            f"| {label} | {r['R@3 prompt']:.3f} | {r['inj/neg prompt']:.2f} | {r['R@3 prompt+files']:.3f} "
-            f"| {r['inj/neg prompt+files']:.2f} |",
-            flush=True,
-        )
+        retriever = TetherRetriever(recaller=variant.recaller, require_evidence=variant.require_evidence)
+        print(row(label, score(retriever, corpora, args.window), names, args.per_repo), flush=True)
+    for name, value in shipped.items():
+        setattr(scoring, name, value)
 
 
 if __name__ == "__main__":
