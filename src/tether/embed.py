@@ -162,7 +162,13 @@ class HashedEmbedder:
             h = zlib.crc32(feature.encode())
             sign = 1.0 if h & 0x80000000 else -1.0
             vector[h % self._dimension] += sign * value
-        norm = math.sqrt(sum(v * v for v in vector))
-        if norm == 0.0:
-            return vector
-        return [v / norm for v in vector]
+        return normalize(vector)
+
+
+def normalize(values: Sequence[float]) -> Vector:
+    """L2-normalize; an all-zero vector stays all zeros (it has no direction to keep)."""
+    vector = [float(v) for v in values]
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0:
+        return vector
+    return [v / norm for v in vector]

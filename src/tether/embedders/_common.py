@@ -1,10 +1,9 @@
-"""What every embedder provider shares: the runtime error, normalization, the extras check, and the
-lazily loaded local model."""
+"""What every embedder provider shares: the runtime error, the extras check, and the lazily loaded local
+model (normalization is `tether.embed.normalize`)."""
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
 import threading
 from collections.abc import Sequence
@@ -16,15 +15,6 @@ from tether.errors import ConfigError, TetherError
 
 class EmbedderError(TetherError):
     """An embedder that was configured correctly failed at run time (endpoint down, timeout, bad reply)."""
-
-
-def normalize(values: Sequence[float]) -> Vector:
-    """L2-normalize; an all-zero vector stays all zeros (it has no direction to keep)."""
-    vector = [float(v) for v in values]
-    norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0.0:
-        return vector
-    return [v / norm for v in vector]
 
 
 def installed(module: str) -> bool:

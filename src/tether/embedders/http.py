@@ -13,8 +13,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from tether.embed import Vector
-from tether.embedders._common import EmbedderError, normalize
+from tether.embed import Vector, normalize
+from tether.embedders._common import EmbedderError
 from tether.errors import ConfigError
 
 # OpenAI accepts up to 2048 inputs a request; local servers are happier with smaller ones.
