@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TETHER_BIN, Run, index_ids, make_git_repo, note_files
+from tether.workspace import Workspace
 
 Tether = Callable[..., Run]
 
@@ -273,3 +274,23 @@ def test_export_import_round_trip_through_processes(
     assert again.stdout == exported.stdout
     from_stdin = tether_proc("import", cwd=fresh, env=env, input=exported.stdout)
     assert "imported 0 memories (3 already present)" in from_stdin.stdout
+
+
+HOSTILE_PATH = "src/\x1b]0;pwned\x07evil.py"  # an OSC sequence that retitles the terminal
+
+
+def test_memory_text_reaches_the_terminal_shown_not_obeyed(
+    repo: Path, ws: Workspace, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    mid = ws.add("Evil paths are data", files=[HOSTILE_PATH]).memory.id
+    hostile_note = repo / ".tether" / "memories" / "bad\x1b[2J.md"
+    hostile_note.write_text('---\nid: 0000beef\nsummary: "clear \\e[2J now"\n---\n', encoding="utf-8")
+    for args in (["list"], ["get", mid], ["search", "evil paths"], ["doctor"], ["list", "--json"]):
+        done = tether_proc(*args)
+        assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr, args
+    assert "src/\\x1b]0;pwned\\x07evil.py" in tether_proc("get", mid).stdout
+    warning = tether_proc("list").stderr
+    assert "bad\\x1b[2J.md" in warning and "U+001B" in warning
+    assert hostile_note.exists()  # skipped, never rewritten or deleted
+    exported = tether_proc("export").stdout
+    assert json.loads(exported.splitlines()[0])["files"] == [HOSTILE_PATH]  # data stays exact

@@ -392,3 +392,18 @@ def test_hooks_see_new_notes_at_once_and_in_place_edits_from_session_start(
         "UserPromptSubmit", repo, session="sess-3", prompt="which port does the staging API use?"
     )
     assert "7443" in context_of(run_hook("claude", "UserPromptSubmit", prompt3, repo, home).stdout)
+
+
+def test_terminal_escapes_in_memory_data_reach_the_agent_shown_not_obeyed(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    hostile = "src/\x1b]0;pwned\x07evil.py"  # an OSC sequence that retitles the terminal
+    (repo / hostile).parent.mkdir(parents=True, exist_ok=True)
+    (repo / hostile).write_text("x\n", encoding="utf-8")
+    ws.add("evil.py must stay ASCII", category="gotcha", files=[hostile], priority="high")
+    edit = claude("PreToolUse", repo, tool_name="Write", tool_input={"file_path": str(repo / hostile)})
+    out = run_hook("claude", "PreToolUse", edit, repo, home).stdout
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "evil.py must stay ASCII" in reason
+    assert "src/\\x1b]0;pwned\\x07evil.py" in reason
+    assert "\x1b" not in reason and "\x07" not in reason

@@ -501,3 +501,15 @@ async def test_the_tether_mcp_command_serves_the_same_tools(project: Project) ->
             found = await search_ids(client, "which host do we deploy to?")
     assert tools == set(TOOLS)
     assert project.ids["port"] in found
+
+
+async def test_terminal_escapes_in_memory_data_are_shown_not_obeyed(project: Project) -> None:
+    hostile = "src/\x1b]0;pwned\x07evil.py"  # an OSC sequence that retitles the terminal
+    with Workspace.open(project.root, home=project.home) as ws:
+        mid = ws.add("Evil paths are data too", files=[hostile]).memory.id
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": "evil paths data"})
+        full = await call(client, "memory_get", {"id": mid})
+    assert [hit["id"] for hit in found["results"]][:1] == [mid]
+    assert full["files"] == ["src/\\x1b]0;pwned\\x07evil.py"]
+    assert "\x1b" not in str(found) + str(full)

@@ -41,6 +41,9 @@ GITHUB_TOKEN = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
         ({"summary": "ok", "scope": "session"}, "needs a session id"),
         ({"summary": f"export GH_TOKEN={GITHUB_TOKEN}"}, "GitHub token"),
         ({"summary": "ok", "details": f"token {GITHUB_TOKEN}"}, "--allow-secret"),
+        ({"summary": "red \x1b[31m alert"}, "summary contains the control character U+001B at position 5"),
+        ({"summary": "ok", "details": "line\n\x9b2J"}, "details contains the control character U+009B"),
+        ({"summary": "reads \u202eright to left"}, "U+202E"),
     ],
 )
 def test_invalid_memory_is_refused_and_nothing_written(
@@ -177,3 +180,8 @@ def test_session_memory_is_index_only(repo: Path, home: Path, ws: Workspace) -> 
     assert memory.id in index_ids(repo)
     again = ws.add("Working on the upload bug", scope="session", session="s2")
     assert again.created, "the same text in another session is that session's own memory"
+
+
+def test_tabs_line_breaks_and_any_script_are_fine(ws: Workspace) -> None:
+    added = ws.add("naïve café: 日本語 and עברית\twith a tab", details="one\r\ntwo\n\tthree")
+    assert added.memory.summary.endswith("with a tab")

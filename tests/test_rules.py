@@ -233,6 +233,16 @@ def test_rule_with_a_credential_is_skipped_with_a_warning(rules_repo: Path, ws: 
     assert token not in json.dumps([m.details for m in ws.find(Query(status=None))])
 
 
+def test_rule_with_a_terminal_escape_is_skipped_with_a_warning(rules_repo: Path, ws: Workspace) -> None:
+    write(rules_repo, "web/CLAUDE.md", "- Components live in `web/components/`.\n- Say \x1b[2J to clear.\n")
+    (entry,) = [f for f in sync_rules(ws).files if f.path == "web/CLAUDE.md"]
+    assert len(entry.added) == 1 and entry.error is None
+    (warning,) = entry.warnings
+    assert warning.startswith(
+        "web/CLAUDE.md:2: skipped a rule: the rule contains the control character U+001B"
+    )
+
+
 def test_long_first_line_is_trimmed_into_the_summary() -> None:
     words = " ".join(f"word{n}" for n in range(40))
     (unit,) = split_rules("AGENTS.md", f"## Long\n\n- {words}\n  and a second line.\n")

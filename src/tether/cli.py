@@ -14,7 +14,7 @@ import sys
 import click
 
 from tether import cli_lifecycle, cli_memories, cli_project, cli_recall
-from tether.cli_common import emit, json_option, read_details, show_memory, workspace
+from tether.cli_common import echo, emit, json_option, read_details, show_memory, workspace
 from tether.errors import TetherError
 
 __all__ = ["cli", "emit", "json_option", "main", "read_details", "show_memory", "workspace"]
@@ -43,13 +43,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="tether", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        echo("aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()
         sys.exit(2 if isinstance(exc, click.UsageError) else 1)
     except TetherError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from tether.display import printable, safe_json
 from tether.errors import TetherError
 from tether.memory import Memory
 from tether.workspace import Workspace
@@ -26,7 +26,7 @@ def json_option(func: F) -> F:
 def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator[Workspace]:
     ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes, recover=True)
     if ws.recovered is not None:
-        click.echo(
+        echo(
             f"warning: the index was damaged; moved it to {ws.recovered} and rebuilt it from the notes "
             "(memories are intact; usage counts start over)",
             err=True,
@@ -34,7 +34,7 @@ def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator
     try:
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:
-                click.echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+                echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
             _follow_renames(ws)
         yield ws
     finally:
@@ -50,16 +50,19 @@ def _follow_renames(ws: Workspace) -> None:
     try:
         moved = refresh_repo(ws).renamed
     except TetherError as exc:
-        click.echo(
-            f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True
-        )
+        echo(f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True)
         return
     for memory_id, old, new in moved:
-        click.echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
+        echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """`click.echo` for anything that may hold memory text: control characters are shown, not obeyed."""
+    click.echo(printable(message), err=err, nl=nl)
 
 
 def emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    echo(safe_json(data, indent=2))
 
 
 def show_memory(memory: Memory, *, full: bool = True) -> None:
@@ -71,19 +74,17 @@ def show_memory(memory: Memory, *, full: bool = True) -> None:
     if memory.status != "active":
         flags.append(memory.status)
     head = f"{memory.id}  [{memory.category}] {memory.summary}"
-    click.echo(head + (f"  ({', '.join(flags)})" if flags else ""))
+    echo(head + (f"  ({', '.join(flags)})" if flags else ""))
     if not full:
         return
-    click.echo(
-        f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}"
-    )
+    echo(f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}")
     if memory.files:
-        click.echo(f"  files: {', '.join(memory.files)}")
+        echo(f"  files: {', '.join(memory.files)}")
     if memory.supersedes:
-        click.echo(f"  supersedes: {memory.supersedes}")
+        echo(f"  supersedes: {memory.supersedes}")
     if memory.details:
-        click.echo("")
-        click.echo(memory.details)
+        echo("")
+        echo(memory.details)
 
 
 def read_details(details: str | None) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from tether import lifecycle
-from tether.cli_common import emit, json_option
+from tether.cli_common import echo, emit, json_option
 from tether.errors import TetherError, ValidationError
 from tether.memory import Memory, check_origin
 from tether.store import Query
@@ -28,7 +28,7 @@ def _workspace(require_project: bool = True) -> Iterator[Workspace]:
     try:
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:
-                click.echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+                echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
         yield ws
     finally:
         ws.close()
@@ -55,22 +55,22 @@ def stats(top: int, as_json: bool) -> None:
     header = (
         f"{'category':<10} {'active':>6} {'archived':>8} {'supersd':>7} {'surfaced':>8} {'acted':>6}  follow"
     )
-    click.echo(header)
+    echo(header)
     for name, row in [*data["categories"].items(), ("total", data["total"])]:
         rate = "—" if row["follow_through"] is None else f"{row['follow_through']:.0%}"
-        click.echo(
+        echo(
             f"{name:<10} {row['active']:>6} {row['archived']:>8} {row['superseded']:>7} "
             f"{row['surfaced']:>8} {row['acted']:>6}  {rate}"
         )
     for title, key in (("most ignored (shown, never used)", "most_ignored"), ("most used", "most_used")):
-        click.echo(f"\n{title}:")
+        echo(f"\n{title}:")
         for item in data[key]:
-            click.echo(
+            echo(
                 f"  {item['id']}  shown {item['surfaced']}, used {item['acted']}  [{item['category']}] "
                 f"{item['summary']}"
             )
         if not data[key]:
-            click.echo("  (none)")
+            echo("  (none)")
 
 
 # -- cleanup and maintain -------------------------------------------------------------------------------
@@ -113,16 +113,14 @@ def cleanup(yes: bool, as_json: bool) -> None:
             return
         if not candidates:
             lifecycle.mark_cleanup_pass(ws)
-            click.echo("no stale memories: nothing to clean up")
+            echo("no stale memories: nothing to clean up")
             return
         for number, candidate in enumerate(candidates, 1):
-            click.echo(f"{number:>3}. {_line(candidate.memory)}")
-            click.echo(f"      {'; '.join(candidate.reasons)}")
+            echo(f"{number:>3}. {_line(candidate.memory)}")
+            echo(f"      {'; '.join(candidate.reasons)}")
         chosen = list(range(len(candidates))) if yes else _ask(len(candidates))
         archived = lifecycle.cleanup(ws, [candidates[i].memory.id for i in chosen])
-    click.echo(
-        f"archived {len(archived)} of {len(candidates)} candidates (`tether restore ID` brings one back)"
-    )
+    echo(f"archived {len(archived)} of {len(candidates)} candidates (`tether restore ID` brings one back)")
 
 
 def _ask(count: int) -> list[int]:
@@ -137,7 +135,7 @@ def _ask(count: int) -> list[int]:
         except ValidationError as exc:
             if attempt == 2:
                 raise
-            click.echo(f"{exc}", err=True)
+            echo(f"{exc}", err=True)
     return []
 
 
@@ -160,13 +158,13 @@ def maintain(as_json: bool) -> None:
         )
         return
     for mid, old, new in report.renamed:
-        click.echo(f"followed rename: {mid} {old} → {new}")
+        echo(f"followed rename: {mid} {old} → {new}")
     for memory in report.archived:
-        click.echo(f"archived (ignored): {_line(memory)}")
+        echo(f"archived (ignored): {_line(memory)}")
     for hint in report.hints:
-        click.echo(hint)
+        echo(hint)
     if not (report.renamed or report.archived or report.hints):
-        click.echo("nothing to do")
+        echo("nothing to do")
 
 
 # -- rule files -----------------------------------------------------------------------------------------
@@ -194,19 +192,19 @@ def rules_sync(as_json: bool) -> None:
         for entry in report.files:
             if entry.error:
                 continue
-            click.echo(
+            echo(
                 f"{entry.path}: {len(entry.added)} added, {len(entry.updated)} updated, "
                 f"{len(entry.archived)} archived, {len(entry.restored)} restored, {entry.unchanged} unchanged"
             )
         for entry in report.removed_files:
-            click.echo(f"{entry.path}: gone, {len(entry.archived)} archived")
+            echo(f"{entry.path}: gone, {len(entry.archived)} archived")
         if not report.files and not report.removed_files:
-            click.echo("no rule files found", err=True)
+            echo("no rule files found", err=True)
     for entry in report.files:
         for warning in entry.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            echo(f"warning: {warning}", err=True)
     for error in report.errors:
-        click.echo(f"error: {error}", err=True)
+        echo(f"error: {error}", err=True)
     if report.errors:
         sys.exit(1)
 
@@ -228,7 +226,7 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
     if as_json:
         emit({"new": new, "present": same})
         return
-    click.echo(f"seeded {new} memories ({same} already present)")
+    echo(f"seeded {new} memories ({same} already present)")
 
 
 @click.command(name="import")
@@ -255,7 +253,7 @@ def import_(source: str, directory: Path | None) -> None:
             raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise TetherError(f"{source} is not UTF-8 text: export it with `tether export`") from None
-    click.echo(f"imported {new} memories ({same} already present)")
+    echo(f"imported {new} memories ({same} already present)")
 
 
 def _import_claude(directory: Path | None) -> None:
@@ -264,9 +262,9 @@ def _import_claude(directory: Path | None) -> None:
     with _workspace(require_project=False) as ws:
         folder = directory or claude_memory_dir(ws.root or Path.cwd())
         new, same = lifecycle.import_claude_memory(
-            ws, folder, log=lambda message: click.echo(f"warning: {message}", err=True)
+            ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
         )
-    click.echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
+    echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
 
 
 @click.command()
@@ -286,7 +284,7 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
     OPENAI_API_KEY). Duplicates and near-duplicates of existing memories are dropped."""
     with _workspace() as ws:
         run = lifecycle.run_distill(
-            ws, transcript, session=session, log=lambda m: click.echo(f"note: {m}", err=True)
+            ws, transcript, session=session, log=lambda m: echo(f"note: {m}", err=True)
         )
     report = run.report
     if as_json:
@@ -304,15 +302,15 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
             }
         )
         return
-    click.echo(
+    echo(
         f"read {report.lines} transcript lines ({report.skipped_lines} skipped as unreadable); "
         f"{report.proposed} facts proposed, {len(run.stored)} written"
         + (f" ({report.note})" if report.note else "")
     )
     for memory in run.stored:
-        click.echo(f"  + {_line(memory)}")
+        echo(f"  + {_line(memory)}")
     for summary, reason in report.dropped:
-        click.echo(f"  - {summary}: {reason}")
+        echo(f"  - {summary}: {reason}")
 
 
 @click.command()
@@ -328,16 +326,16 @@ def purge(origin: str, yes: bool) -> None:
     with _workspace(require_project=False) as ws:
         doomed = [m for m in ws.find(Query(status=None, origin=origin)) if m.scope != "session"]
         if not doomed:
-            click.echo(f"no memories with origin {origin}")
+            echo(f"no memories with origin {origin}")
             return
         for memory in doomed[:20]:
-            click.echo(f"  {_line(memory)}")
+            echo(f"  {_line(memory)}")
         if len(doomed) > 20:
-            click.echo(f"  … and {len(doomed) - 20} more")
+            echo(f"  … and {len(doomed) - 20} more")
         if not yes:
             click.confirm(f"Delete these {len(doomed)} memories for good?", abort=True)
         deleted = lifecycle.purge_origin(ws, origin)
-    click.echo(f"deleted {len(deleted)} memories with origin {origin}")
+    echo(f"deleted {len(deleted)} memories with origin {origin}")
 
 
 COMMANDS: list[click.Command] = [stats, cleanup, maintain, rules, seed, import_, distill, purge]

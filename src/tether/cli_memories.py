@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from tether.cli_common import emit, json_option, read_details, show_memory, workspace
+from tether.cli_common import echo, emit, json_option, read_details, show_memory, workspace
 from tether.errors import TetherError
 from tether.memory import CATEGORIES, PRIORITIES, SCOPES, Memory
 from tether.store import Query
@@ -84,7 +84,7 @@ def add(
         emit({**to_dict(result.memory), "new": result.created})
         return
     if not result.created:
-        click.echo("already known (same content):")
+        echo("already known (same content):")
     show_memory(result.memory, full=False)
 
 
@@ -110,10 +110,10 @@ def get(memory_id: str, as_json: bool) -> None:
     show_memory(memory)
     for other in chain:
         relation = "replaced by" if other.supersedes == memory.id else "replaces"
-        click.echo(f"\n  {relation}: {other.id} [{other.status}] {other.summary}")
+        echo(f"\n  {relation}: {other.id} [{other.status}] {other.summary}")
     for label, group in (("links to", outgoing), ("linked from", incoming)):
         for other in group:
-            click.echo(f"  {label}: {other.id} {other.summary}")
+            echo(f"  {label}: {other.id} {other.summary}")
 
 
 @click.command(name="list")
@@ -169,7 +169,7 @@ def list_(
     for memory in found:
         show_memory(memory, full=False)
     if not found:
-        click.echo("no memories match", err=True)
+        echo("no memories match", err=True)
 
 
 @click.command()
@@ -225,7 +225,7 @@ def _change(verb: str, action: Callable[[Workspace], Memory]) -> None:
     """Apply `action` to the workspace and print `<verb>: <id> <summary>` of the memory it returns."""
     with workspace(require_project=False) as ws:
         memory = action(ws)
-    click.echo(f"{verb}: {memory.id} {memory.summary}")
+    echo(f"{verb}: {memory.id} {memory.summary}")
 
 
 @click.command()
@@ -275,7 +275,7 @@ def supersede(old_id: str, new_id: str) -> None:
     """Mark OLD as replaced by NEW: OLD leaves recall and search but stays readable."""
     with workspace(require_project=False) as ws:
         memory = ws.supersede(old_id, new_id)
-    click.echo(f"{old_id} superseded by {memory.id}")
+    echo(f"{old_id} superseded by {memory.id}")
 
 
 COMMANDS = (add, get, list_, edit, rm, restore, pin, unpin, ack, supersede)

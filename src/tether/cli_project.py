@@ -5,14 +5,14 @@ Registered on the main group by `tether.cli`.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tether.cli_common import F, emit, json_option, workspace
+from tether.cli_common import F, echo, emit, json_option, workspace
+from tether.display import safe_json
 from tether.store import Query
 
 
@@ -22,7 +22,7 @@ def init() -> None:
     from tether.project import init_project
 
     paths, created = init_project(Path.cwd())
-    click.echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
+    echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
 
 
 @click.command(name="config")
@@ -43,14 +43,14 @@ def config_(key: str | None, value: str | None, user: bool, list_all: bool, as_j
         return
     if list_all or key is None:
         for name, (_, meaning) in DEFAULTS.items():
-            click.echo(f"{name} = {config[name]!r}  # {meaning}")
+            echo(f"{name} = {config[name]!r}  # {meaning}")
         return
     if value is None:
         coerce(key, config[key] if key in DEFAULTS else None)
-        click.echo(config[key])
+        echo(config[key])
         return
     target = paths.home / "config.toml" if user else paths.project_config
-    click.echo(f"{key} = {set_value(target, key, value)!r}")
+    echo(f"{key} = {set_value(target, key, value)!r}")
 
 
 def _install_options(func: F) -> F:
@@ -66,13 +66,13 @@ def _install_options(func: F) -> F:
 
 def _show_install(report: Any, dry_run: bool) -> None:
     if report.diff:
-        click.echo(report.diff.rstrip())
+        echo(report.diff.rstrip())
     verb = "would change" if dry_run else "changed"
-    click.echo(f"{verb}: {', '.join(str(p) for p in report.changed) or 'nothing (already up to date)'}")
+    echo(f"{verb}: {', '.join(str(p) for p in report.changed) or 'nothing (already up to date)'}")
     for backup in report.backups:
-        click.echo(f"backup: {backup}")
+        echo(f"backup: {backup}")
     for note in report.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 @click.command()
@@ -119,11 +119,11 @@ def reindex(embeddings: bool) -> None:
         report = ws.reindex(embeddings_only=embeddings)
         count = ws.store.count(Query(status=None))
     if embeddings:
-        click.echo(f"re-embedded {len(report.updated)} memories with {ws.embedder.id}")
+        echo(f"re-embedded {len(report.updated)} memories with {ws.embedder.id}")
     else:
-        click.echo(f"indexed {count} memories from notes ({len(report.problems)} notes skipped)")
+        echo(f"indexed {count} memories from notes ({len(report.problems)} notes skipped)")
     for problem in report.problems:
-        click.echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+        echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
 
 
 @click.command()
@@ -141,11 +141,11 @@ def doctor(as_json: bool) -> None:
             }
         )
     else:
-        click.echo(f"{report.memories} memories, {report.notes} notes")
+        echo(f"{report.memories} memories, {report.notes} notes")
         for p in report.problems:
-            click.echo(f"{p.kind}: {p.where}: {p.message}")
+            echo(f"{p.kind}: {p.where}: {p.message}")
         if not report.problems:
-            click.echo("no problems")
+            echo("no problems")
     if report.problems:
         sys.exit(1)
 
@@ -155,7 +155,7 @@ def export_() -> None:
     """Print every memory as JSON lines (round-trips with `tether import`)."""
     with workspace(require_project=False) as ws:
         for item in ws.export():
-            click.echo(json.dumps(item, ensure_ascii=False, sort_keys=True))
+            echo(safe_json(item, sort_keys=True))
 
 
 COMMANDS = (init, config_, install, uninstall, demo, reindex, doctor, export_)

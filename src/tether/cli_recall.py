@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from tether.cli_common import emit, json_option, workspace
+from tether.cli_common import echo, emit, json_option, workspace
 from tether.memory import CATEGORIES
 
 
@@ -29,9 +29,9 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
         emit([r.to_json() for r in results])
         return
     for r in results:
-        click.echo(f"{r.score:5.3f}  {r.line()}")
+        echo(f"{r.score:5.3f}  {r.line()}")
     if not results:
-        click.echo("no matches", err=True)
+        echo("no matches", err=True)
 
 
 @click.command()
@@ -64,9 +64,9 @@ def recall(
         emit(result.to_json())
         return
     for r in result.memories:
-        click.echo(f"{r.score:5.3f}  {r.line()}")
+        echo(f"{r.score:5.3f}  {r.line()}")
     if not result.memories:
-        click.echo("nothing to recall for this context", err=True)
+        echo("nothing to recall for this context", err=True)
 
 
 @click.command()
@@ -94,7 +94,7 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
     if as_json:
         emit(data)
         return
-    click.echo(f"{candidate.memory_id}: score {data['score']}, rank {rank if rank else '— (not injectable)'}")
+    echo(f"{candidate.memory_id}: score {data['score']}, rank {rank if rank else '— (not injectable)'}")
     sections: dict[str, dict[str, Any]] = {
         "rank credit": data["rank_credit"],  # type: ignore[dict-item]
         "magnitude": data["magnitudes"],  # type: ignore[dict-item]
@@ -102,10 +102,10 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
     }
     for section, values in sections.items():
         for key, value in values.items():
-            click.echo(f"  {section}: {key} = {value}")
+            echo(f"  {section}: {key} = {value}")
     if candidate.multiplier != 1.0:
-        click.echo(f"  multiplier: priority high x{candidate.multiplier}")
-    click.echo(f"  receipt: via {data['receipt']}")
+        echo(f"  multiplier: priority high x{candidate.multiplier}")
+    echo(f"  receipt: via {data['receipt']}")
 
 
 COMMANDS = (search, recall, explain)

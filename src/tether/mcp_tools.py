@@ -3,13 +3,16 @@ annotations and bodies. Each body is one `Memories.use()` step over the workspac
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import AliasChoices, Field
 
+from tether.display import printable_data
 from tether.mcp_memories import Memories, agent_session
 from tether.mcp_results import (
     AddResult,
@@ -60,6 +63,19 @@ def _paths(files: list[str] | str | None) -> list[str]:
     return out
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _shown(func: F) -> F:
+    """Memory text is data: a tool's answer has its control characters shown, not obeyed (`tether.display`)."""
+
+    @functools.wraps(func)
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        return printable_data(func(*args, **kwargs))
+
+    return cast(F, answer)
+
+
 def _read_only() -> ToolAnnotations:
     return ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -74,6 +90,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
     """Add the memory tools to `server`, each working on the workspace `memories` opens on first use."""
 
     @server.tool(structured_output=True, title="Search project memory", annotations=_read_only())
+    @_shown
     def memory_search(
         query: Annotated[
             str,
@@ -123,6 +140,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         return {"results": hits, "hint": hint}
 
     @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())
+    @_shown
     def memory_get(id: MemoryId) -> Full:
         """The full text of one memory (details, files, links, status, what it supersedes). Archived and
         superseded memories are still readable here."""
@@ -131,6 +149,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             return full(ws, memory)
 
     @server.tool(structured_output=True, title="Save a memory", annotations=_writes(destructive=False))
+    @_shown
     def memory_add(
         summary: Annotated[
             str,
@@ -193,6 +212,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         }
 
     @server.tool(structured_output=True, title="Archive a memory", annotations=_writes(destructive=True))
+    @_shown
     def memory_remove(
         id: MemoryId,
         reason: Annotated[str, Field(description="Why it is wrong or obsolete (kept in the log)")] = "",
@@ -205,6 +225,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         return changed(memory, f"archived {memory.id}; `tether restore {memory.id}` brings it back")
 
     @server.tool(structured_output=True, title="Links of a memory", annotations=_read_only())
+    @_shown
     def memory_links(id: MemoryId) -> Links:
         """What a memory is connected to: memories it links to and that link to it ([[wikilinks]]), the
         files it is about, and memories on files that often change together with those."""
@@ -240,6 +261,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
     @server.tool(
         structured_output=True, title="Pin or unpin a memory", annotations=_writes(destructive=False)
     )
+    @_shown
     def memory_pin(
         id: MemoryId,
         pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,

@@ -113,6 +113,22 @@ def check_origin(value: str) -> str:
     raise ValidationError(f"invalid origin {value!r}: use one of {', '.join(ORIGINS)} or rules:<path>")
 
 
+# Terminal and bidirectional controls have no place in a memory's text: they would act on whoever reads
+# it (see `tether.display`, which also escapes them wherever text is shown).
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def check_text(name: str, text: str) -> str:
+    """Refuse control characters other than tab and line breaks, naming the first and where it is."""
+    found = _CONTROL_RE.search(text)
+    if found:
+        raise ValidationError(
+            f"{name} contains the control character U+{ord(found.group()):04X} at position {found.start() + 1}: "
+            "remove it (terminal escapes and direction overrides are not allowed in memory text)"
+        )
+    return text
+
+
 def check_summary(summary: str) -> str:
     summary = summary.strip()
     if not summary:
@@ -121,6 +137,7 @@ def check_summary(summary: str) -> str:
         raise ValidationError(
             "summary must be one line: put the rest in --details (or pipe it with --details -)"
         )
+    check_text("summary", summary)
     if len(summary) > SUMMARY_MAX:
         raise ValidationError(
             f"summary is {len(summary)} characters, the limit is {SUMMARY_MAX}: "
@@ -185,6 +202,7 @@ def validate(memory: Memory) -> Memory:
     """Check every field; return the memory with its summary stripped. Raises `ValidationError`."""
     check_id(memory.id)
     summary = check_summary(memory.summary)
+    check_text("details", memory.details)
     check_choice("category", memory.category, CATEGORIES)
     check_choice("scope", memory.scope, SCOPES)
     check_choice("priority", memory.priority, PRIORITIES)

@@ -32,7 +32,7 @@ from typing import Any
 
 from tether.errors import TetherError, ValidationError
 from tether.locks import file_lock
-from tether.memory import SUMMARY_MAX, Memory, content_hash, normalize_path
+from tether.memory import SUMMARY_MAX, Memory, check_text, content_hash, normalize_path
 from tether.rulefiles import RuleUnit, find_rule_files, read_rule_file
 from tether.secrets import find_secret
 from tether.store import Query
@@ -305,6 +305,11 @@ def _sync_file(ws: Workspace, root: Path, path: str) -> FileSync:
                 f"{path}:{unit.line}: skipped a rule that looks like it holds a credential ({kind}); "
                 "rephrase it with a placeholder to have it remembered"
             )
+            continue
+        try:
+            check_text("the rule", f"{item.summary}\n{item.details}")
+        except ValidationError as exc:
+            result.warnings.append(f"{path}:{unit.line}: skipped a rule: {exc}")
             continue
         wanted.setdefault(item.content_hash, item)  # the same rule twice in one section is one memory
 

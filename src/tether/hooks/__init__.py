@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from tether.display import printable_data, safe_json
+
 # Well under the agents' own hook timeouts (Claude Code's prompt hook: the 5-10 s the installer sets),
 # so a slow disk or a wedged lock makes tether go quiet instead of making the agent wait.
 DEFAULT_DEADLINE_SECONDS = 3.0
@@ -65,7 +67,8 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         _log_failure(cwd, agent, event_name, failure, time.perf_counter() - started)
     elif output is not None:
         try:
-            stdout.write(json.dumps(output, ensure_ascii=False))
+            # Memory text is data: control characters reach the agent shown, not obeyed (`tether.display`).
+            stdout.write(safe_json(printable_data(output)))
             stdout.flush()
         except OSError:
             pass  # the agent stopped listening

@@ -1,0 +1,54 @@
+"""Memory text is data: shown anywhere (a terminal, an agent's context, a JSON reply) it cannot act.
+
+A note can come from anyone with push access to the repository, so its text may carry terminal escape
+sequences (`ESC [ 2 J` clears the screen, OSC sequences retitle the window or write the clipboard) or
+bidirectional overrides that make a line read differently from what it says. Shown to a person or an
+agent, those characters are replaced by a visible escape (`\\x1b`, `\\u202e`); in JSON they are written as
+`\\u` escapes, which decode to the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and the
+# bidirectional embeddings, overrides and isolates (the "Trojan Source" characters).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Inside JSON text, C0 is already escaped by `json.dumps`; the rest reaches the output raw.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` with every control character other than tab and newline shown as an escape.
+
+    >>> printable("red \\x1b[31mtext")
+    'red \\\\x1b[31mtext'
+    """
+    return _UNSAFE.sub(_visible, text)
+
+
+def printable_data(value: Any) -> Any:
+    """`printable` applied to every string inside nested dicts, lists and tuples."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: printable_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable_data(item) for item in value]
+    return value
+
+
+def safe_json(value: Any, **options: Any) -> str:
+    """`json.dumps` (non-ASCII kept readable) with the characters above written as `\\u` escapes.
+
+    The result decodes to exactly `value`: an export stays a faithful copy.
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
