@@ -202,6 +202,36 @@ def test_deleted_rule_file_archives_all_its_rules(rules_repo: Path, ws: Workspac
     assert len(rule_memories(ws)) == 8
 
 
+def test_a_moved_rule_file_keeps_its_memories_ids_and_usage(rules_repo: Path, ws: Workspace) -> None:
+    sync_rules(ws)
+    memory = by_summary(ws, "Components live in `web/components/`.")
+    ws.ack(memory.id)
+    write(rules_repo, "ui/app.ts", "export {}\n")
+    git(rules_repo, "add", "-A")
+    git(rules_repo, "mv", "web/CLAUDE.md", "ui/CLAUDE.md")
+    report = sync_rules(ws)
+    assert report.removed_files == []
+    (entry,) = [f for f in report.files if f.path == "ui/CLAUDE.md"]
+    assert [m.id for m in entry.moved] == [memory.id] and entry.added == []
+    moved = ws.get(memory.id)
+    assert (moved.origin, moved.files, moved.status) == ("rules:ui/CLAUDE.md", ("ui/",), "active")
+    assert "ui/CLAUDE.md" in moved.details and "web/CLAUDE.md" not in moved.details
+    assert ws.store.telemetry([memory.id])[memory.id].acted == 1
+    assert not any(f.changed for f in sync_rules(ws).files)  # settled: nothing more to do
+
+
+def test_a_moved_and_edited_rule_is_adopted_and_a_new_one_added(rules_repo: Path, ws: Workspace) -> None:
+    sync_rules(ws)
+    memory = by_summary(ws, "Components live in `web/components/`.")
+    (rules_repo / "web" / "CLAUDE.md").unlink()
+    write(rules_repo, "web/AGENTS.md", "- Components live in `web/components/`, one per file.\n- Use pnpm.\n")
+    git(rules_repo, "add", "-A")
+    (entry,) = [f for f in sync_rules(ws).files if f.path == "web/AGENTS.md"]
+    assert [m.id for m in entry.moved] == [memory.id]
+    assert [m.summary for m in entry.added] == ["Use pnpm."]
+    assert ws.get(memory.id).summary == "Components live in `web/components/`, one per file."
+
+
 def test_not_utf8_file_is_named_and_the_others_still_import(rules_repo: Path, ws: Workspace) -> None:
     write(rules_repo, "docs/GEMINI.md", b"- Caf\xe9 rules in Latin-1.\n")
     report = sync_rules(ws)

@@ -195,6 +195,7 @@ def rules_sync(as_json: bool) -> None:
             echo(
                 f"{entry.path}: {len(entry.added)} added, {len(entry.updated)} updated, "
                 f"{len(entry.archived)} archived, {len(entry.restored)} restored, {entry.unchanged} unchanged"
+                + (f", {len(entry.moved)} moved here from a renamed file" if entry.moved else "")
             )
         for entry in report.removed_files:
             echo(f"{entry.path}: gone, {len(entry.archived)} archived")

@@ -83,13 +83,14 @@ class FileSync:
     updated: list[Memory] = field(default_factory=list)
     archived: list[Memory] = field(default_factory=list)
     restored: list[Memory] = field(default_factory=list)
+    moved: list[Memory] = field(default_factory=list)  # adopted from a rule file that was renamed or moved
     unchanged: int = 0
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.updated or self.archived or self.restored)
+        return bool(self.added or self.updated or self.archived or self.restored or self.moved)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +99,7 @@ class FileSync:
             "updated": [m.id for m in self.updated],
             "archived": [m.id for m in self.archived],
             "restored": [m.id for m in self.restored],
+            "moved": [m.id for m in self.moved],
             "unchanged": self.unchanged,
             "warnings": self.warnings,
             "error": self.error,
@@ -267,19 +269,24 @@ def sync_rules(ws: Workspace, paths: list[str] | None = None) -> RulesSync:
 
 def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
     report = RulesSync()
+    present = set(paths)
+    # Rules of files that are gone: a file renamed or moved (AGENTS.md → docs/AGENTS.md) adopts them below,
+    # so they keep their ids, history and usage counts; the rest are archived.
+    orphans = [
+        m
+        for m in ws.find(Query(status=("active",), origin="rules:", scope="project"))
+        if m.origin.removeprefix("rules:") not in present
+    ]
     for path in paths:
         try:
-            report.files.append(_sync_file(ws, root, path))
+            report.files.append(_sync_file(ws, root, path, orphans))
         except TetherError as exc:
             # E.g. one of its notes was broken by hand (never overwritten): report it, sync the rest.
             ws.log(f"rules sync: {path}: {exc}")
             report.files.append(FileSync(path, error=f"{path}: {exc}"))
-    present = set(paths)
     gone: dict[str, FileSync] = {}
-    for memory in ws.find(Query(status=("active",), origin="rules:", scope="project")):
+    for memory in orphans:
         source = memory.origin.removeprefix("rules:")
-        if source in present:
-            continue
         entry = gone.setdefault(source, FileSync(source))
         entry.archived.append(ws.archive(memory.id, reason=f"rule file {source} removed"))
     report.removed_files = list(gone.values())
@@ -288,7 +295,9 @@ def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
     return report
 
 
-def _sync_file(ws: Workspace, root: Path, path: str) -> FileSync:
+def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> FileSync:
+    """Sync one rule file. New rules may adopt `orphans` (rules of removed files, same text or nearly);
+    adopted ones are taken out of that list."""
     result = FileSync(path)
     try:
         units = read_rule_file(root, path)
@@ -352,6 +361,19 @@ def _sync_file(ws: Workspace, root: Path, path: str) -> FileSync:
         if updated.status == "archived":
             updated = ws.restore(old.id)
         result.updated.append(updated)
+    for old, item in _pair(orphans, pending):
+        pending.remove(item)
+        orphans.remove(old)
+        result.moved.append(
+            ws.edit(
+                old.id,
+                summary=item.summary,
+                details=item.details,
+                files=_absolute(root, item.files),
+                origin=origin,
+                record_acted=False,
+            )
+        )
     for item in pending:
         added = ws.add(
             item.summary,
