@@ -294,3 +294,23 @@ def test_memory_text_reaches_the_terminal_shown_not_obeyed(
     assert hostile_note.exists()  # skipped, never rewritten or deleted
     exported = tether_proc("export").stdout
     assert json.loads(exported.splitlines()[0])["files"] == [HOSTILE_PATH]  # data stays exact
+
+
+def test_a_git_worktree_has_the_committed_memories_and_its_own_index(
+    repo: Path, tmp_path: Path, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    added = tether_proc(
+        "add", "Uploads stream, never buffer", "-c", "gotcha", "-f", "src/app/upload.py", "--json"
+    )
+    mid = json.loads(added.stdout)["id"]
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "memory"], cwd=repo, check=True)
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "worktree", "add", "-q", str(worktree)], cwd=repo, check=True)
+    assert (worktree / ".git").is_file()
+    found = tether_proc("recall", "-f", "upload.py", "--json", "--no-record", cwd=worktree / "src" / "app")
+    assert [m["id"] for m in json.loads(found.stdout)["memories"]] == [mid]
+    assert (worktree / ".tether" / "index.db").exists()  # built from the worktree's own notes
+    tether_proc("add", "Only in the worktree so far", cwd=worktree)
+    listed = tether_proc("list", "--json").stdout
+    assert "Only in the worktree" not in listed  # the main checkout sees it once it is committed and merged
