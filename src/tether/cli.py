@@ -31,7 +31,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle):
+    from tether import cli_embedder
+
+    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder):
         for command in module.COMMANDS:
             cli.add_command(command)
 

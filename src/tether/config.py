@@ -28,6 +28,12 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         "hashed",
         "embedder spec: hashed | auto | sentence-transformers:<dir> | openai:<url>#<model>",
     ),
+    "embed_server.enabled": (
+        True,
+        "with a real model configured, hooks use it through a warm process that session start launches",
+    ),
+    "embed_server.idle_seconds": (1200, "the warm embedding process exits after this long without a request"),
+    "embed_server.timeout_ms": (300, "how long a hook waits for the warm embedding process to answer"),
     "distill.enabled": (False, "extract up to 3 durable facts at session end with an LLM"),
     "distill.provider": ("anthropic", "anthropic | openai"),
     "distill.model": ("claude-haiku-4-5", "model name for distill"),

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether import notes
 from tether.config import Config
@@ -36,6 +36,9 @@ from tether.sqlite_schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
 from tether.sqlite_store import SQLiteStore
 from tether.store import Event, Query
 from tether.sync import SyncReport, sync
+
+if TYPE_CHECKING:
+    from tether.embed_client import RemoteEmbedder
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,16 @@ class Workspace:
         light: bool = False,
     ) -> None:
         self.paths = paths
-        # A hook process must never wait on loading an embedding model: `light` keeps a heavy embedder
-        # unloaded (notes are indexed without vectors, recall skips the semantic channel).
+        # A hook process must never wait on loading an embedding model: `light` reaches a real model only
+        # through the warm embedding process (`tether.embed_client`); without one, notes are indexed
+        # without vectors and recall skips the semantic channel.
         self.light = light
         self.cwd = (cwd or Path.cwd()).resolve()
         self.config = Config.load(*paths.config_files)
         self._embedder = embedder
+        self._injected = embedder is not None
+        self._warm: RemoteEmbedder | None = None
+        self._warm_asked = False
         self.clock = clock or utcnow
         self.last_sync: SyncReport | None = None
         self.recovered: Path | None = None
@@ -144,15 +151,50 @@ class Workspace:
 
     @property
     def embedder(self) -> Embedder:
+        """The configured embedder. In a light workspace with a real model, the warm process's, for queries:
+        one that fails there answers a zero vector (it matches nothing), so recall goes on without the
+        semantic channel instead of failing."""
         if self._embedder is None:
             spec = str(self.config["embedder"])
+            warm = self._warm_embedder() if self.light and self.heavy_embedder else None
             if spec == "hashed":
                 self._embedder = HashedEmbedder()
+            elif warm is not None:
+                self._embedder = _QueriesFailOpen(warm, self.log)
             else:
                 from tether.embedders import make_embedder
 
                 self._embedder = make_embedder(spec)
         return self._embedder
+
+    def _warm_embedder(self) -> RemoteEmbedder | None:
+        """The warm embedding process serving this project's model, if one answers ready (asked once)."""
+        if not self._warm_asked:
+            self._warm_asked = True
+            from tether.embed_client import RemoteEmbedder, socket_path, supported
+
+            spec = str(self.config["embedder"])
+            if self.config["embed_server.enabled"] and supported():
+                timeout = int(self.config["embed_server.timeout_ms"]) / 1000
+                remote = RemoteEmbedder(socket_path(self.paths.index, spec), spec, timeout=timeout)
+                if remote.ready():
+                    self._warm = remote
+        return self._warm
+
+    def _vector_embedder(self) -> Embedder | None:
+        """What embeds memories as they are indexed. In a hook with a real model: the warm process, or
+        None without one (the notes are indexed without vectors; the next command embeds them)."""
+        if self.light and self.heavy_embedder:
+            return self._warm_embedder()
+        return self.embedder
+
+    def _warm_failure(self) -> tuple[type[Exception], ...]:
+        """The errors a hook survives by indexing without vectors: the warm process's (none elsewhere)."""
+        if not (self.light and self.heavy_embedder):
+            return ()
+        from tether.embedders import EmbedderError  # already loaded by the warm process's client
+
+        return (EmbedderError,)
 
     def log(self, message: str, *, exc: bool = False) -> None:
         """One line in `.tether/logs/tether.log` (never raises: logging must not break a hook)."""
@@ -175,12 +217,13 @@ class Workspace:
 
     @property
     def heavy_embedder(self) -> bool:
-        """A real model is configured: loading it takes seconds, too long for a hook."""
-        return self._embedder is None and str(self.config["embedder"]) not in ("hashed", "")
+        """A real model is configured (not passed in): loading it takes seconds, too long for a hook."""
+        return not self._injected and str(self.config["embedder"]) not in ("hashed", "")
 
     @property
     def semantic_available(self) -> bool:
-        return not (self.light and self.heavy_embedder)
+        """Whether recall can embed a query: always, except in a hook with a real model and no warm process."""
+        return not (self.light and self.heavy_embedder) or self._warm_embedder() is not None
 
     def sync(self, *, full: bool = False) -> SyncReport:
         """Index what changed in the notes. A light workspace (a hook) trusts the note directories' mtimes:
@@ -190,9 +233,14 @@ class Workspace:
         if self.light and not full and self.store.get_meta(_STAMPS) == stamps:
             self.last_sync = SyncReport()
             return self.last_sync
-        embedder = self.embedder if self.semantic_available else None
-        self.last_sync = sync(self.store, self.sources(), embedder)
-        if embedder is not None and self.heavy_embedder and self.store.missing_vectors(embedder.id):
+        embedder = self._vector_embedder()
+        try:
+            self.last_sync = sync(self.store, self.sources(), embedder)
+        except self._warm_failure() as exc:
+            self.log(f"indexed without vectors: {exc}")
+            self.last_sync = sync(self.store, self.sources(), None)
+            embedder = None
+        if embedder is not None and self.heavy_embedder:
             self.embed_missing()  # notes a hook indexed without vectors
         self.store.set_meta(_STAMPS, stamps)
         return self.last_sync
@@ -215,13 +263,23 @@ class Workspace:
         return self.sync()
 
     def embed_missing(self) -> SyncReport:
+        """Embed the memories indexed without a vector of the current embedder. A hook embeds a few through
+        the warm process and leaves more (or all, without one) to the next command."""
         report = SyncReport()
-        missing = self.store.missing_vectors(self.embedder.id)
-        for start in range(0, len(missing), 256):
-            batch = missing[start : start + 256]
-            vectors = self.embedder.embed([m.text for m in batch])
-            self.store.put_vectors(self.embedder.id, [(m.id, v) for m, v in zip(batch, vectors, strict=True)])
-            report.updated.extend(m.id for m in batch)
+        embedder = self._vector_embedder()
+        if embedder is None:
+            return report
+        missing = self.store.missing_vectors(embedder.id)
+        if self.light and len(missing) > _HOOK_EMBED_MAX:
+            return report
+        try:
+            for start in range(0, len(missing), 256):
+                batch = missing[start : start + 256]
+                vectors = embedder.embed([m.text for m in batch])
+                self.store.put_vectors(embedder.id, [(m.id, v) for m, v in zip(batch, vectors, strict=True)])
+                report.updated.extend(m.id for m in batch)
+        except self._warm_failure() as exc:
+            self.log(f"left memories without vectors: {exc}")
         return report
 
     @contextmanager
@@ -251,10 +309,10 @@ class Workspace:
         """Write the note (atomically) and index it. The note is durable before the index knows of it."""
         from tether.store import NoteRef
 
-        vector = self.embedder.embed([memory.text])[0]
+        vector, embedder_id = self._vector(memory.text)
         target = path if path is not None else self._note_path(memory)
         if target is None:
-            self.store.put(memory, None, vector, self.embedder.id)
+            self.store.put(memory, None, vector, embedder_id)
             return memory
         problem = self.store.note_problems().get(str(target))
         if problem is not None:
@@ -265,8 +323,19 @@ class Workspace:
             )
         notes.write_atomic(target, notes.render(memory))
         stat = target.stat()
-        self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, self.embedder.id)
+        self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, embedder_id)
         return memory
+
+    def _vector(self, text: str) -> tuple[list[float] | None, str | None]:
+        """A memory's vector and its embedder's id; none in a hook that cannot reach the model."""
+        embedder = self._vector_embedder()
+        if embedder is None:
+            return None, None
+        try:
+            return embedder.embed([text])[0], embedder.id
+        except self._warm_failure() as exc:
+            self.log(f"indexed without a vector: {exc}")
+            return None, None
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -558,6 +627,35 @@ class Workspace:
 
 
 _STAMPS = "notes.dir_stamps"
+# The most missing vectors a hook embeds through the warm process (`embed_client.MAX_TEXTS` a request).
+_HOOK_EMBED_MAX = 32
+
+
+class _QueriesFailOpen:
+    """The warm process's embedder as recall sees it in a hook: a query that fails there (the server died,
+    or answered too late) is logged and embedded as a zero vector, which has no direction and matches
+    nothing, so that recall goes on without the semantic channel. Never used for stored vectors."""
+
+    def __init__(self, remote: RemoteEmbedder, log: Callable[[str], None]) -> None:
+        self._remote = remote
+        self._log = log
+
+    @property
+    def id(self) -> str:
+        return self._remote.id
+
+    @property
+    def dimension(self) -> int:
+        return self._remote.dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from tether.embedders import EmbedderError
+
+        try:
+            return self._remote.embed(texts)
+        except EmbedderError as exc:
+            self._log(f"semantic channel skipped: {exc}")
+            return [[0.0] * self._remote.dimension for _ in texts]
 
 
 def check_secret(text: str) -> None:

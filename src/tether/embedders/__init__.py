@@ -14,11 +14,6 @@ from collections.abc import Mapping
 
 from tether.embed import Embedder, HashedEmbedder
 from tether.embedders._common import EmbedderError, installed, require_extra
-from tether.embedders.sentence_transformers import (
-    PACKAGED_MODELS,
-    SentenceTransformerEmbedder,
-    packaged_model_dir,
-)
 from tether.errors import ConfigError
 
 __all__ = ["SPECS", "EmbedderError", "auto_embedder", "make_embedder"]
@@ -52,6 +47,8 @@ def make_embedder(spec: str, *, environ: Mapping[str, str] | None = None) -> Emb
         if not rest:
             raise ConfigError(f"embedder {spec!r} needs a model: 'sentence-transformers:all-MiniLM-L6-v2'")
         require_extra(spec, "sentence_transformers", "sentence-transformers")
+        from tether.embedders.sentence_transformers import SentenceTransformerEmbedder
+
         return SentenceTransformerEmbedder(rest)
     if sep and provider == "fastembed":
         model, _, directory = rest.partition("@")
@@ -81,6 +78,12 @@ def auto_embedder() -> Embedder:
 
     Decided from what is installed, without importing anything heavy or loading the model.
     """
+    from tether.embedders.sentence_transformers import (
+        PACKAGED_MODELS,
+        SentenceTransformerEmbedder,
+        packaged_model_dir,
+    )
+
     if installed("sentence_transformers") and installed("torch"):
         for model in PACKAGED_MODELS:
             directory = packaged_model_dir(model)

@@ -60,6 +60,7 @@ def handle(ws: Workspace, event: HookEvent) -> Reply:
 def session_start(ws: Workspace, event: HookEvent) -> Reply:
     from tether.housekeeping import session_start_housekeeping
 
+    warm_up(ws)  # first, so the model loads while the rest of session start runs
     ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
     pinned = [m for m in ws.find(Query(pinned=True)) if m.scope != "session" or m.session == event.session]
@@ -96,6 +97,8 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)
+    finally:
+        warm_up(ws)  # the warm process may have gone idle during a long pause in the session
     if not result.memories:
         if ws.store.count(Query()) == 0:
             return Reply(FALLBACK)
@@ -105,6 +108,24 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
             state.seen[r.memory.id] = state.turn
     lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER]
     return Reply("\n".join(lines))
+
+
+def warm_up(ws: Workspace) -> None:
+    """Launch the warm embedding process when a real model is configured and none answers.
+
+    The model loads in the background (seconds): until it is ready, prompts are recalled without the
+    semantic channel. Never raises: a hook must not fail over an optimization.
+    """
+    if not (ws.light and ws.heavy_embedder and ws.config["embed_server.enabled"]) or ws.semantic_available:
+        return
+    try:
+        from tether.embed_client import start_server
+
+        spec = str(ws.config["embedder"])
+        if start_server(ws.paths.index, spec, cwd=ws.root or ws.cwd, log=ws.paths.logs / "embed-server.log"):
+            ws.log(f"started the warm embedding process for {spec!r}")
+    except Exception:
+        ws.log("could not start the warm embedding process", exc=True)
 
 
 def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
