@@ -24,7 +24,7 @@ from tether.hooks.behaviour import FOOTER, HEADER
 from tether.housekeeping import refresh_repo
 from tether.memory import Memory, content_hash
 from tether.project import init_project
-from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks
+from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks, terms_re
 from tether.workspace import Workspace
 
 
@@ -79,6 +79,70 @@ class DirSpecificRecaller(Recaller):
     def _share(self, directory: str) -> float:
         counts = _dir_counts(self.ws.root)
         return counts.get(directory, 0) / max(counts.get("", 1), 1)
+
+
+class RuleScopeRecaller(Recaller):
+    """Recall where a rule-file memory applies only inside its directory once files are touched (a variant).
+
+    A rule from `packages/core/AGENTS.md` does not govern `packages/cli/` files; agents load it only for
+    files under `packages/core/`. When the agent touches files and none is under the rule's scope, the
+    rule is about somewhere else: it is left out, however well its words match. Notes (not from rule
+    files) and rules without a scope (the root's) are unaffected.
+    """
+
+    def _rank(
+        self,
+        query: str,
+        touched: list[str],
+        session: str | None,
+        channels: Collection[str],
+        include: str | None = None,
+    ) -> list[Candidate]:
+        ranked = super()._rank(query, touched, session, channels, include)
+        if not touched:
+            return ranked
+        return [c for c in ranked if c.memory_id == include or not _out_of_scope(c)]
+
+
+class PathCoverageRecaller(Recaller):
+    """Path-word magnitude scaled by the share of the touched path's words a memory contains (a variant).
+
+    Shipped, the best path-word match among the memories gets the full PATH_TEXT_MAX however weak it is:
+    a rule that says "command" once gets 0.30 when `command/undo.rs` is touched. Here, as for the text
+    magnitude, the bm25 share is multiplied by the coverage: the share of the touched files' path words
+    found in the memory's text (prefix match, as `_covers` does).
+    """
+
+    def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
+        pool: dict[str, Candidate] = {}
+
+        def recording(mid: str) -> Candidate:
+            pool[mid] = candidate(mid)
+            return pool[mid]
+
+        super()._path_channel(touched_terms, recording)
+        if not pool or not touched_terms:
+            return
+        wanted = set(touched_terms)
+        for mid, memory in self.store.memories(list(pool)).items():
+            c = pool[mid]
+            if "path" not in c.magnitude:
+                continue
+            text = f"{memory.summary}\n{memory.details}".lower()
+            vocabulary = set(terms_re.findall(text))
+            found = {w for w in wanted if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+            c.magnitude["path"] *= len(found) / len(wanted)
+
+
+def _out_of_scope(c: Candidate) -> bool:
+    memory = c.memory
+    return (
+        memory is not None
+        and memory.origin.startswith("rules:")
+        and bool(memory.files)
+        and "file" not in c.evidence
+        and "co-change" not in c.evidence
+    )
 
 
 _DIR_COUNTS: dict[Path, Counter[str]] = {}
@@ -212,3 +276,7 @@ def text_ungated() -> TetherRetriever:
 
 def dir_specific() -> TetherRetriever:
     return TetherRetriever("tether:dir-specific", recaller=DirSpecificRecaller)
+
+
+def rule_scope_only() -> TetherRetriever:
+    return TetherRetriever("tether:rule-scope", recaller=RuleScopeRecaller)

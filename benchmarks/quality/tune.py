@@ -18,7 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import REPOS, Corpus, TaskView, load_corpus
 from evaluate import BM25Retriever, load_labels
-from tether_retriever import DirSpecificRecaller, TetherRetriever
+from tether_retriever import (
+    DirSpecificRecaller,
+    PathCoverageRecaller,
+    RuleScopeRecaller,
+    TetherRetriever,
+)
 
 from tether import scoring
 from tether.recall import Recaller
@@ -26,9 +31,24 @@ from tether.recall import Recaller
 
 @dataclass(frozen=True)
 class Variant:
-    constants: dict[str, float] = field(default_factory=dict)
+    constants: dict[str, object] = field(default_factory=dict)
     recaller: type[Recaller] = Recaller
     require_evidence: bool = True
+
+
+def text_magnitude_sqrt_coverage(bm25: float, best: float, coverage: float) -> float:
+    """Text magnitude with the square root of the query coverage: a 25-term commit message matched on 5
+    terms (coverage 0.2) keeps 0.45 of the bm25 share instead of 0.2."""
+    if best <= 0.0:
+        return 0.0
+    return scoring.TEXT_MAX * min(bm25 / best, 1.0) * coverage**0.5
+
+
+def text_magnitude_bm25_only(bm25: float, best: float, coverage: float) -> float:
+    """Text magnitude from the bm25 share alone (bm25 already weighs how many terms matched)."""
+    if best <= 0.0:
+        return 0.0
+    return scoring.TEXT_MAX * min(bm25 / best, 1.0)
 
 
 # The variants of the last round; earlier rounds and their numbers are in README.md ("Tuning").
@@ -39,6 +59,16 @@ VARIANTS: dict[str, Variant] = {
     "PATH_TEXT_MAX 0.15": Variant({"PATH_TEXT_MAX": 0.15}),
     "specificity + TEXT_MAX 0.30": Variant({"TEXT_MAX": 0.30}, DirSpecificRecaller),
     "no evidence gate": Variant(require_evidence=False),
+    "rules apply in their scope only": Variant(recaller=RuleScopeRecaller),
+    "rule scope + TEXT_MAX 0.30": Variant({"TEXT_MAX": 0.30}, RuleScopeRecaller),
+    "text magnitude x sqrt(coverage)": Variant({"text_magnitude": text_magnitude_sqrt_coverage}),
+    "text magnitude from bm25 alone": Variant({"text_magnitude": text_magnitude_bm25_only}),
+    "rule scope + sqrt(coverage)": Variant(
+        {"text_magnitude": text_magnitude_sqrt_coverage}, RuleScopeRecaller
+    ),
+    "path magnitude x path-word coverage": Variant(recaller=PathCoverageRecaller),
+    "text evidence: top 3 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 3}),
+    "text evidence: top 10 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 10}),
 }
 
 
