@@ -169,9 +169,9 @@ def _commits(gdir: Path, rev_range: str) -> Iterator[tuple[list[str], list[str],
         elif line.startswith(":"):
             meta, path = line.split("\t", 1)
             files[sha].append(path)
-            new_blob = meta.split()[3]
-            if not new_blob.startswith("0000000"):
-                blobs[new_blob] = path
+            for blob in meta.split()[2:4]:  # the diff reads both sides: a missing old blob fails it too
+                if not blob.startswith("0000000"):
+                    blobs[blob] = path
     check = subprocess.run(
         ["git", f"--git-dir={gdir}", "cat-file", "--batch-check"],
         input="\n".join(blobs),
