@@ -71,6 +71,8 @@ def serve(idle_seconds: int | None, detach: bool) -> None:
 
     idle = idle_seconds if idle_seconds is not None else int(config["embed_server.idle_seconds"])
     reason = run(paths.index, spec, idle_seconds=idle, log=log)
+    if reason == "already running":
+        log(f"already running for this project (`tether embedder status`); exiting: {reason}")
     if reason == "load failed":
         raise click.ClickException(f"could not load {spec!r}: see the message above")
 

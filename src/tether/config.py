@@ -101,7 +101,8 @@ def dump(flat: dict[str, Any]) -> str:
         section, _, name = key.rpartition(".")
         sections.setdefault(section, {})[name] = value
     out = ["# tether configuration: `tether config --list` shows every key."]
-    for section, items in sections.items():
+    # Top-level keys first: after a `[table]` header a key belongs to that table.
+    for section, items in sorted(sections.items(), key=lambda item: item[0] != ""):
         if section:
             out.append(f"\n[{section}]")
         for name, value in items.items():

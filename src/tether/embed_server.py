@@ -81,6 +81,7 @@ class EmbedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.stopping = threading.Event()
         self._model_lock = threading.Lock()
         self._inode = os.stat(path).st_ino
+        self._had_index = index.exists()
 
     def identity(self) -> dict[str, Any]:
         return {"spec": self.spec, "id": self.embedder_id, "dim": self.dimension, "ready": self.dimension > 0}
@@ -131,8 +132,10 @@ class EmbedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         """Why the server should exit now, or None to keep serving."""
         if self.stopping.is_set():
             return "stopped"
-        if not self.index.exists():
+        # An index not created yet (no tether command ran) is awaited; one that was there and went is not.
+        if (self._had_index and not self.index.exists()) or not self.index.parent.is_dir():
             return "index gone"
+        self._had_index = self._had_index or self.index.exists()
         try:
             if os.stat(self.path).st_ino != self._inode:
                 return "socket taken over"

