@@ -134,6 +134,10 @@ class PathCoverageRecaller(Recaller):
             c.magnitude["path"] *= len(found) / len(wanted)
 
 
+class RuleScopeDirSpecificRecaller(RuleScopeRecaller, DirSpecificRecaller):
+    """Both variants at once: rules apply only in their scope, directory hits weighted by specificity."""
+
+
 def _out_of_scope(c: Candidate) -> bool:
     memory = c.memory
     return (

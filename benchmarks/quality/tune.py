@@ -21,6 +21,7 @@ from evaluate import BM25Retriever, load_labels
 from tether_retriever import (
     DirSpecificRecaller,
     PathCoverageRecaller,
+    RuleScopeDirSpecificRecaller,
     RuleScopeRecaller,
     TetherRetriever,
 )
@@ -69,6 +70,7 @@ VARIANTS: dict[str, Variant] = {
     "path magnitude x path-word coverage": Variant(recaller=PathCoverageRecaller),
     "text evidence: top 3 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 3}),
     "text evidence: top 10 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 10}),
+    "rule scope + specificity": Variant(recaller=RuleScopeDirSpecificRecaller),
 }
 
 
