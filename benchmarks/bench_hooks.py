@@ -4,7 +4,11 @@ Each hook is a fresh process, as the agent runs it, so the figure includes inter
 the incremental note sync (a stat of every note), recall and the reply. Printed beside `python -c pass`
 measured in the same run (the machine is shared: ratios are what to compare).
 
-    python benchmarks/bench_hooks.py [--sizes 1000,10000] [--runs 15]
+Then the prompt hook per embedder at `--embed-size` memories: hashed, and each real model installed here
+(MiniLM as int8 ONNX through fastembed, MiniLM through sentence-transformers) both without a warm process
+(the semantic channel skipped) and through a warm one (`tether embedder serve`).
+
+    python benchmarks/bench_hooks.py [--sizes 1000,10000] [--runs 15] [--embed-size 1000] [--embedders all|none]
 """
 
 from __future__ import annotations
@@ -75,14 +79,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--embed-size", type=int, default=1000, help="memories for the per-embedder table")
+    parser.add_argument("--embedders", default="all", help="'all' real models installed here, or 'none'")
     args = parser.parse_args()
     rng = random.Random(7)
     baseline = timed([sys.executable, "-c", "pass"], "", Path.cwd(), dict(os.environ), args.runs)
     base50 = statistics.median(baseline)
     print(f"baseline python -c pass: p50 {base50 * 1000:.1f} ms")
+    if args.embedders != "none":
+        embedders(args.embed_size, args.runs, base50, rng)
+    if not args.sizes:
+        return
     print("| memories | hook | p50 ms | p95 ms | p50 / python -c pass |")
     print("|---|---|---|---|---|")
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in (int(s) for s in args.sizes.split(",") if s):
         with tempfile.TemporaryDirectory(prefix="tether-bench-hooks-") as tmp:
             root, home = Path(tmp) / "repo", Path(tmp) / "home"
             home.mkdir()
@@ -108,6 +118,103 @@ def main() -> None:
                     samples += timed([*argv, name.split("(")[0]], json.dumps(payload), root, env, 1)
                 p50, p95 = statistics.median(samples), pct(samples, 0.95)
                 print(f"| {size} | {name} | {p50 * 1000:.1f} | {p95 * 1000:.1f} | {p50 / base50:.1f}x |")
+
+
+PROMPT = "why does the upload retry loop ignore the backoff config?"
+
+
+def embedder_specs(tmp: Path) -> dict[str, str]:
+    """Every real model installed here, by label."""
+    import importlib.util
+
+    from bench_embedders import fastembed_minilm_dir
+
+    from tether.embedders.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
+
+    specs = {}
+    onnx = fastembed_minilm_dir(tmp)
+    if onnx is not None:
+        specs["fastembed MiniLM int8"] = f"fastembed:sentence-transformers/all-MiniLM-L6-v2@{onnx}"
+    if packaged_model_dir(PACKAGED_MODELS[0]) and importlib.util.find_spec("sentence_transformers"):
+        specs["st MiniLM (torch)"] = "sentence-transformers:all-MiniLM-L6-v2"
+    return specs
+
+
+def prompt_samples(root: Path, env: dict[str, str], runs: int, tag: str) -> tuple[list[float], str]:
+    """`runs` prompt hooks (each a new session, so none is quieted by a cooldown) and the last reply."""
+    samples, out = [], ""
+    for n in range(runs):
+        payload = {"session_id": f"bench-{tag}-{n}", "cwd": str(root), "hook_event_name": "UserPromptSubmit"}
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "tether", "hook", "claude", "UserPromptSubmit"],
+            input=json.dumps({**payload, "prompt": PROMPT}),
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        samples.append(time.perf_counter() - start)
+        out = done.stdout
+    return samples, out
+
+
+def embedders(size: int, runs: int, base50: float, rng: random.Random) -> None:
+    """The prompt hook at `size` memories for hashed and each real model, without and with the warm process."""
+    from tether.config import set_value
+
+    print(f"\nprompt hook at {size} memories, per embedder")
+    print("| embedder | warm process | p50 ms | p95 ms | p50 / python -c pass | semantic receipts |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="tether-bench-emb-") as tmp:
+        root, home = Path(tmp) / "repo", Path(tmp) / "home"
+        home.mkdir()
+        build(root, home, size, rng)
+        env = {**os.environ, "TETHER_HOME": str(home)}
+        config = root / ".tether" / "config.toml"
+        rows: list[tuple[str, str, str]] = [("hashed", "hashed", "-")]
+        for label, spec in embedder_specs(Path(tmp)).items():
+            rows += [(label, spec, "none"), (label, spec, "ready")]
+        for label, spec, warm in rows:
+            set_value(config, "embedder", spec)
+            set_value(config, "embed_server.enabled", "true" if warm == "ready" else "false")
+            server = None
+            if spec != "hashed":
+                with Workspace.open(root, home=home):
+                    pass  # a command: embeds every memory with this model
+            if warm == "ready":
+                server = subprocess.Popen(
+                    [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "600"],
+                    cwd=root,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                wait_ready(root, home, spec)
+            try:
+                prompt_samples(root, env, 2, f"{label}-{warm}-warmup")
+                samples, out = prompt_samples(root, env, runs, f"{label}-{warm}")
+            finally:
+                if server is not None:
+                    server.terminate()
+                    server.wait()
+            p50, p95 = statistics.median(samples), pct(samples, 0.95)
+            receipts = out.count("sem ")
+            print(
+                f"| {label} | {warm} | {p50 * 1000:.1f} | {p95 * 1000:.1f} | {p50 / base50:.1f}x | {receipts} |"
+            )
+
+
+def wait_ready(root: Path, home: Path, spec: str) -> None:
+    from tether.embed_client import RemoteEmbedder, socket_path
+
+    remote = RemoteEmbedder(socket_path(root / ".tether" / "index.db", spec), spec, timeout=5)
+    deadline = time.monotonic() + 120
+    while not remote.ready():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the embedding server for {spec} did not start within 120 s")
+        time.sleep(0.2)
 
 
 if __name__ == "__main__":

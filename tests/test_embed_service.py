@@ -209,6 +209,26 @@ def test_a_hook_writes_vectors_through_the_warm_server(warm: Project) -> None:
     assert memory.id in ids and dim == 384
 
 
+def test_a_prompt_hook_using_the_server_imports_no_model_library(warm: Project) -> None:
+    payload = claude("UserPromptSubmit", warm.repo, "sess-imports", prompt=PARAPHRASE_PROMPT)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tether", "hook", "claude", "UserPromptSubmit"],
+        input=json.dumps(payload),
+        cwd=warm.repo,
+        env={**os.environ, "TETHER_HOME": str(warm.home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and not (warm.repo / ".tether" / "logs" / "hooks.log").exists()
+    modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "tether.embed_client" in modules  # it did ask the server
+    imported = {name.split(".")[0] for name in modules}
+    heavy = {"numpy", "torch", "fastembed", "onnxruntime", "sentence_transformers", "mcp", "click"}
+    assert imported & heavy == set()
+    assert "urllib.request" not in modules
+
+
 def test_the_served_vectors_are_the_models(warm: Project) -> None:
     from tether.embedders import make_embedder
 
@@ -271,6 +291,31 @@ def test_a_command_embeds_what_a_hook_indexed_without_vectors(warm: Project, tmp
     with Workspace.open(project.repo, home=project.home) as ws:  # a command: loads the model
         assert ws.store.missing_vectors(ws.embedder.id) == []
         assert ws.search(PARAPHRASE_PROMPT, limit=1)[0].memory.id == memory.id
+
+
+def test_session_start_launches_the_server(light: Project) -> None:
+    light.configure("embed_server.idle_seconds", "30")  # a safety net: the test stops it
+    payload = claude("SessionStart", light.repo, source="startup")
+    try:
+        done = run_hook("claude", "SessionStart", payload, light.repo, light.home)
+        assert done.returncode == 0
+        assert light.wait_ready(30).id == "openai:hashed-backed"
+        log = (light.repo / ".tether" / "logs" / "embed-server.log").read_text(encoding="utf-8")
+        assert "ready: openai:hashed-backed" in log
+    finally:
+        with contextlib.suppress(EmbedderError):
+            light.remote().stop()
+
+
+def test_disabled_server_is_never_launched(light: Project) -> None:
+    light.configure("embed_server.enabled", "false")
+    run_hook(
+        "claude", "SessionStart", claude("SessionStart", light.repo, source="startup"), light.repo, light.home
+    )
+    light.prompt("which port?")
+    time.sleep(1)
+    assert not light.socket.exists()
+    assert not (light.repo / ".tether" / "logs" / "embed-server.log").exists()
 
 
 # -- lifecycle --------------------------------------------------------------------------------------------
