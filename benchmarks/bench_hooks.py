@@ -80,14 +80,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--embed-size", type=int, default=1000, help="memories for the per-embedder table")
-    parser.add_argument("--embedders", default="all", help="'all' real models installed here, or 'none'")
+    parser.add_argument(
+        "--embedders",
+        default="all",
+        help="'all' real models installed here, 'none', or a word of their labels",
+    )
     args = parser.parse_args()
     rng = random.Random(7)
     baseline = timed([sys.executable, "-c", "pass"], "", Path.cwd(), dict(os.environ), args.runs)
     base50 = statistics.median(baseline)
     print(f"baseline python -c pass: p50 {base50 * 1000:.1f} ms")
     if args.embedders != "none":
-        embedders(args.embed_size, args.runs, base50, rng)
+        embedders(args.embed_size, args.runs, base50, rng, "" if args.embedders == "all" else args.embedders)
     if not args.sizes:
         return
     print("| memories | hook | p50 ms | p95 ms | p50 / python -c pass |")
@@ -141,7 +145,7 @@ def embedder_specs(tmp: Path) -> dict[str, str]:
 
 
 def prompt_samples(root: Path, env: dict[str, str], runs: int, tag: str) -> tuple[list[float], str]:
-    """`runs` prompt hooks (each a new session, so none is quieted by a cooldown) and the last reply."""
+    """`runs` prompt hooks (each a new session, so no cooldown quiets a memory) and the last reply."""
     samples, out = [], ""
     for n in range(runs):
         payload = {"session_id": f"bench-{tag}-{n}", "cwd": str(root), "hook_event_name": "UserPromptSubmit"}
@@ -160,47 +164,64 @@ def prompt_samples(root: Path, env: dict[str, str], runs: int, tag: str) -> tupl
     return samples, out
 
 
-def embedders(size: int, runs: int, base50: float, rng: random.Random) -> None:
-    """The prompt hook at `size` memories for hashed and each real model, without and with the warm process."""
+def embedders(size: int, runs: int, base50: float, rng: random.Random, only: str) -> None:
+    """The prompt hook at `size` memories for hashed and each real model, without and with the warm process.
+
+    One project per embedder (the index keeps one vector per memory), the same memories in each. The
+    configurations take turns run by run, so a load spike from other work on the machine lands on all of
+    them alike; the servers run throughout.
+    """
     from tether.config import set_value
 
-    print(f"\nprompt hook at {size} memories, per embedder")
+    print(f"\nprompt hook at {size} memories, per embedder (configurations interleaved run by run)")
     print("| embedder | warm process | p50 ms | p95 ms | p50 / python -c pass | semantic receipts |")
     print("|---|---|---|---|---|---|")
+    seed = rng.random()
     with tempfile.TemporaryDirectory(prefix="tether-bench-emb-") as tmp:
-        root, home = Path(tmp) / "repo", Path(tmp) / "home"
+        home = Path(tmp) / "home"
         home.mkdir()
-        build(root, home, size, rng)
         env = {**os.environ, "TETHER_HOME": str(home)}
-        config = root / ".tether" / "config.toml"
-        rows: list[tuple[str, str, str]] = [("hashed", "hashed", "-")]
-        for label, spec in embedder_specs(Path(tmp)).items():
-            rows += [(label, spec, "none"), (label, spec, "ready")]
-        for label, spec, warm in rows:
-            set_value(config, "embedder", spec)
-            set_value(config, "embed_server.enabled", "true" if warm == "ready" else "false")
-            server = None
-            if spec != "hashed":
+        specs = {"hashed": "hashed"}
+        specs.update((k, v) for k, v in embedder_specs(Path(tmp)).items() if only in k)
+        rows: list[tuple[str, Path, str]] = []
+        servers = []
+        try:
+            for n, (label, spec) in enumerate(specs.items()):
+                root = Path(tmp) / f"repo{n}"
+                build(root, home, size, random.Random(seed))
+                if spec == "hashed":
+                    rows.append((label, root, "-"))
+                    continue
+                set_value(root / ".tether" / "config.toml", "embedder", spec)
                 with Workspace.open(root, home=home):
                     pass  # a command: embeds every memory with this model
-            if warm == "ready":
-                server = subprocess.Popen(
-                    [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "600"],
-                    cwd=root,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                rows += [(label, root, "none"), (label, root, "ready")]
+                argv = [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "900"]
+                servers.append(
+                    subprocess.Popen(
+                        argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                    )
                 )
                 wait_ready(root, home, spec)
-            try:
-                prompt_samples(root, env, 2, f"{label}-{warm}-warmup")
-                samples, out = prompt_samples(root, env, runs, f"{label}-{warm}")
-            finally:
-                if server is not None:
-                    server.terminate()
-                    server.wait()
-            p50, p95 = statistics.median(samples), pct(samples, 0.95)
-            receipts = out.count("sem ")
+            samples: dict[tuple[str, Path, str], list[float]] = {row: [] for row in rows}
+            last: dict[tuple[str, Path, str], str] = {}
+            for n in range(runs + 2):  # the first two rounds warm the file cache
+                for row in rows:
+                    label, root, warm = row
+                    if warm != "-":
+                        enabled = "true" if warm == "ready" else "false"
+                        set_value(root / ".tether" / "config.toml", "embed_server.enabled", enabled)
+                    taken, last[row] = prompt_samples(root, env, 1, f"{label}-{warm}-{n}")
+                    if n >= 2:
+                        samples[row] += taken
+        finally:
+            for server in servers:
+                server.terminate()
+                server.wait()
+        for row in rows:
+            label, _, warm = row
+            p50, p95 = statistics.median(samples[row]), pct(samples[row], 0.95)
+            receipts = last[row].count("sem ")
             print(
                 f"| {label} | {warm} | {p50 * 1000:.1f} | {p95 * 1000:.1f} | {p50 / base50:.1f}x | {receipts} |"
             )

@@ -394,12 +394,21 @@ def test_client_times_out_on_a_server_that_does_not_answer(tmp_path: Path, runti
         path.unlink()
 
 
-def test_a_failed_model_load_is_not_retried_on_every_prompt(tmp_path: Path) -> None:
-    if not _installed("fastembed"):
-        pytest.skip("fastembed is not installed: pip install 'tether[fastembed]'")
+@pytest.mark.parametrize(
+    ("library", "spec", "message"),
+    [
+        ("fastembed", "fastembed:BAAI/bge-small-en-v1.5@{empty}", "tether never downloads"),  # fails loading
+        ("sentence_transformers", "sentence-transformers:{empty}/absent", "does not exist"),  # fails at once
+    ],
+)
+def test_a_failed_model_is_not_retried_on_every_prompt(
+    tmp_path: Path, library: str, spec: str, message: str
+) -> None:
+    if not _installed(library):
+        pytest.skip(f"{library} is not installed")
     empty = tmp_path / "no-model-here"
     empty.mkdir()
-    project = make_project(tmp_path, f"fastembed:BAAI/bge-small-en-v1.5@{empty}")
+    project = make_project(tmp_path, spec.format(empty=empty))
     done = subprocess.run(
         [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "5"],
         cwd=project.repo,
@@ -408,8 +417,8 @@ def test_a_failed_model_load_is_not_retried_on_every_prompt(tmp_path: Path) -> N
         text=True,
         timeout=120,
     )
-    assert done.returncode == 1 and "tether never downloads" in done.stdout + done.stderr
-    assert failure_path(project.socket).is_file()
+    assert done.returncode == 1 and message in done.stdout + done.stderr
+    assert message in failure_path(project.socket).read_text(encoding="utf-8")
     assert not start_server(project.index, project.spec, cwd=project.repo, log=project.repo / "spawn.log")
 
 

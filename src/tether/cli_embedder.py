@@ -6,6 +6,7 @@ commands start it by hand, stop it, and show what it serves.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from datetime import datetime
@@ -69,6 +70,10 @@ def serve(idle_seconds: int | None, detach: bool) -> None:
     def log(message: str) -> None:
         echo(f"{datetime.now():%Y-%m-%dT%H:%M:%S} embedder: {message}")
 
+    # One thread per model call: the server answers one short query at a time, and a thread pool per core
+    # fights the hook processes for the CPU (measured on 2 busy cores: a MiniLM query through torch took
+    # ~490 ms with the default pool, ~19 ms with one thread). Set it to override.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     idle = idle_seconds if idle_seconds is not None else int(config["embed_server.idle_seconds"])
     reason = run(paths.index, spec, idle_seconds=idle, log=log)
     if reason == "already running":

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.embed import Embedder
+from tether.embed import Embedder, HashedEmbedder
 from tether.embed_client import failure_path, lock_path, private_dir, runtime_dir, socket_path, supported
 from tether.errors import ConfigError
 from tether.locks import file_lock
@@ -196,9 +196,17 @@ def serve(
         raise ConfigError("the embedding server needs Unix domain sockets, which this system lacks")
     if spec.strip() in ("", "hashed"):
         raise ConfigError("the hashed embedder needs no server: it is computed in every process")
-    embedder = make_embedder(spec)
     directory = private_dir(runtime_dir(environ))
     path = socket_path(index, spec, directory)
+    try:
+        embedder = make_embedder(spec)
+        if isinstance(embedder, HashedEmbedder):
+            raise ConfigError(
+                f"embedder {spec!r} resolves to the hashed embedder here, which needs no server"
+            )
+    except ConfigError as exc:
+        failure_path(path).write_text(f"{spec}: {exc}\n", encoding="utf-8")  # hooks back off
+        raise
     with file_lock(lock_path(path), wait=False) as held:
         if not held:
             return "already running"
