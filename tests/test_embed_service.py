@@ -318,6 +318,29 @@ def test_disabled_server_is_never_launched(light: Project) -> None:
     assert not (light.repo / ".tether" / "logs" / "embed-server.log").exists()
 
 
+def test_a_query_the_server_answers_too_late_skips_the_semantic_channel(
+    tmp_path: Path, endpoint: _EmbeddingsServer
+) -> None:
+    endpoint.slow_seconds = 0.6  # each embedding takes longer than a hook waits (300 ms)
+    try:
+        project = make_project(tmp_path, f"openai:{endpoint.base_url}#slow")
+        with Workspace.open(project.repo, home=project.home) as ws:  # a command: vectors for both
+            ws.add(DISTRACTOR)
+            ws.add(PARAPHRASE)
+        proc = project.serve("--idle-seconds", "600")
+        try:
+            project.wait_ready(30)
+            text, elapsed = project.prompt("which port does the staging API listen on?")
+        finally:
+            stop(proc)
+    finally:
+        endpoint.slow_seconds = 2.0
+    assert "6443" in text and "sem " not in text
+    assert elapsed < 2.5
+    log = (project.repo / ".tether" / "logs" / "tether.log").read_text(encoding="utf-8")
+    assert "semantic channel skipped" in log and "did not answer within 300 ms" in log
+
+
 # -- lifecycle --------------------------------------------------------------------------------------------
 
 

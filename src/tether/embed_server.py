@@ -199,7 +199,9 @@ def serve(
     directory = private_dir(runtime_dir(environ))
     path = socket_path(index, spec, directory)
     try:
-        embedder = make_embedder(spec)
+        # One thread per model call: the server answers one short query at a time, and a pool of a thread
+        # per core fights the hook processes for the CPU (`tether embedder serve` sets torch's the same way).
+        embedder = make_embedder(spec, threads=1)
         if isinstance(embedder, HashedEmbedder):
             raise ConfigError(
                 f"embedder {spec!r} resolves to the hashed embedder here, which needs no server"

@@ -28,10 +28,13 @@ SPECS = (
 API_KEY_VARIABLES = ("TETHER_EMBED_API_KEY", "OPENAI_API_KEY")
 
 
-def make_embedder(spec: str, *, environ: Mapping[str, str] | None = None) -> Embedder:
+def make_embedder(
+    spec: str, *, environ: Mapping[str, str] | None = None, threads: int | None = None
+) -> Embedder:
     """The embedder a spec names; raises ConfigError for an unknown spec or a missing extra.
 
-    `environ` (default `os.environ`) supplies the API key of an `openai:` endpoint.
+    `environ` (default `os.environ`) supplies the API key of an `openai:` endpoint. `threads` caps the
+    threads of a fastembed model (torch takes `OMP_NUM_THREADS` from the environment at import).
 
     >>> make_embedder("openai:http://localhost:11434#nomic-embed-text").id
     'openai:nomic-embed-text'
@@ -57,7 +60,7 @@ def make_embedder(spec: str, *, environ: Mapping[str, str] | None = None) -> Emb
         require_extra(spec, "fastembed", "fastembed")
         from tether.embedders.fastembed import FastEmbedEmbedder
 
-        return FastEmbedEmbedder(model.strip(), directory.strip() or None)
+        return FastEmbedEmbedder(model.strip(), directory.strip() or None, threads=threads)
     if sep and provider == "openai":
         base_url, _, model = rest.rpartition("#")
         if not base_url or not model.strip():
