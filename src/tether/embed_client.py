@@ -26,7 +26,7 @@ import stat
 import sys
 import time
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +240,31 @@ class RemoteEmbedder:
         self._id = str(reply["id"])
         self._dimension = int(reply.get("dim") or 0)
         return reply
+
+
+class FailOpenQueries:
+    """A `RemoteEmbedder` as recall sees it in a hook: a query that fails (the server died or answered too
+    late) is logged and embedded as a zero vector, which has no direction and matches nothing, so recall
+    goes on without the semantic channel. Never for stored vectors: those are embedded later instead."""
+
+    def __init__(self, remote: RemoteEmbedder, log: Callable[[str], None]) -> None:
+        self._remote = remote
+        self._log = log
+
+    @property
+    def id(self) -> str:
+        return self._remote.id
+
+    @property
+    def dimension(self) -> int:
+        return self._remote.dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        try:
+            return self._remote.embed(texts)
+        except EmbedderError as exc:
+            self._log(f"semantic channel skipped: {exc}")
+            return [[0.0] * self._remote.dimension for _ in texts]
 
 
 def start_server(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -160,7 +160,9 @@ class Workspace:
             if spec == "hashed":
                 self._embedder = HashedEmbedder()
             elif warm is not None:
-                self._embedder = _QueriesFailOpen(warm, self.log)
+                from tether.embed_client import FailOpenQueries
+
+                self._embedder = FailOpenQueries(warm, self.log)
             else:
                 from tether.embedders import make_embedder
 
@@ -642,33 +644,6 @@ _STAMPS = "notes.dir_stamps"
 _PENDING = "vectors.pending"
 # The most missing vectors a hook embeds through the warm process (`embed_client.MAX_TEXTS` a request).
 _HOOK_EMBED_MAX = 32
-
-
-class _QueriesFailOpen:
-    """The warm process's embedder as recall sees it in a hook: a query that fails there (the server died,
-    or answered too late) is logged and embedded as a zero vector, which has no direction and matches
-    nothing, so that recall goes on without the semantic channel. Never used for stored vectors."""
-
-    def __init__(self, remote: RemoteEmbedder, log: Callable[[str], None]) -> None:
-        self._remote = remote
-        self._log = log
-
-    @property
-    def id(self) -> str:
-        return self._remote.id
-
-    @property
-    def dimension(self) -> int:
-        return self._remote.dimension
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from tether.embedders import EmbedderError
-
-        try:
-            return self._remote.embed(texts)
-        except EmbedderError as exc:
-            self._log(f"semantic channel skipped: {exc}")
-            return [[0.0] * self._remote.dimension for _ in texts]
 
 
 def check_secret(text: str) -> None:
