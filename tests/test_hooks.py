@@ -355,6 +355,8 @@ def test_hook_main_in_process_never_raises(repo: Path, home: Path) -> None:
 def test_hooks_never_load_a_configured_embedding_model(trap: Path, home: Path, tether: Any) -> None:
     # An unreachable endpoint stands for a model that takes seconds to load: the hook must not touch it.
     assert tether("config", "embedder", "openai:http://127.0.0.1:9/v1#some-model").code == 0
+    # No warm process either (tests/test_embed_service.py covers hooks with one): nothing left running.
+    assert tether("config", "embed_server.enabled", "false").code == 0
     (trap / ".tether" / "memories" / "zz-new.md").write_text(
         "---\nid: 0a0b0c0d\nsummary: Staging logs live in the callisto journal\ncategory: context\n---\n"
     )
