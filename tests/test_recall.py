@@ -280,9 +280,10 @@ def test_every_path_ranks_like_the_reference(implementation: object, rows: int, 
     assert [i for i, _ in got] == want
     best = sum(a * b for a, b in zip(matrix[want[0]], query, strict=True))
     assert got[0][1] == pytest.approx(best, abs=1e-5)
-    dispatched = top_cosines(blob, rows, dim, query, 10)
-    assert [i for i, _ in dispatched] == want
-    assert [c for _, c in dispatched] == pytest.approx([c for _, c in got], abs=1e-5)
+    for warm in (False, True):
+        dispatched = top_cosines(blob, rows, dim, query, 10, warm=warm)
+        assert [i for i, _ in dispatched] == want
+        assert [c for _, c in dispatched] == pytest.approx([c for _, c in got], abs=1e-5)
 
 
 def test_a_memoryview_of_a_mapped_file_works_like_bytes(tmp_path: object) -> None:

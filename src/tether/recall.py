@@ -381,7 +381,10 @@ class Recaller:
         if not ids:
             return
         query_vector = self.ws.embedder.embed([query])[0]
-        top = top_cosines(blob, len(ids), dim, query_vector, scoring.SEM_CANDIDATES)
+        self.ws.semantic_queries += 1
+        # From its second query on, a process is warm (the MCP server, a library user): numpy pays off.
+        warm = self.ws.semantic_queries > 1
+        top = top_cosines(blob, len(ids), dim, query_vector, scoring.SEM_CANDIDATES, warm=warm)
         for rank, (index, cosine) in enumerate(top, 1):
             if cosine <= 0.05:
                 break  # orthogonal: not even a shared topic
@@ -471,20 +474,24 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
 
 # Below this many multiply-adds a column loop in plain Python (~0.05 us each) costs less than importing
 # numpy (~60 ms), which matters in a hook process that runs on every prompt: hashed query vectors are
-# sparse, so 10k memories take ~290k multiply-adds (~15 ms). A process that already imported numpy uses it.
+# sparse, so 10k memories take ~290k multiply-adds (~15 ms). A warm process, or one that already imported
+# numpy, uses numpy (~1 ms at 10k).
 PURE_PYTHON_WORK = 1_000_000
 
 
 def top_cosines(
-    blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float], k: int
+    blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float], k: int, *, warm: bool = False
 ) -> list[tuple[int, float]]:
-    """The `k` best (row, cosine) of `query` against a packed float32 matrix of L2-normalized rows."""
+    """The `k` best (row, cosine) of `query` against a packed float32 matrix of L2-normalized rows.
+
+    A one-shot process (a hook, a CLI command) computes small products in plain Python and never imports
+    numpy; a `warm` process, one that will ask again, imports numpy once and is faster from then on."""
     if len(query) != dim or rows == 0:
         return []  # a vector from another embedder: never compare across spaces
     nonzero = [(i, q) for i, q in enumerate(query) if q]
     if not nonzero:
         return []
-    if rows * len(nonzero) <= PURE_PYTHON_WORK and "numpy" not in sys.modules:
+    if rows * len(nonzero) <= PURE_PYTHON_WORK and not warm and "numpy" not in sys.modules:
         return top_cosines_python(blob, rows, dim, nonzero, k)
     return top_cosines_numpy(blob, rows, dim, nonzero, k)
 

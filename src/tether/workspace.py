@@ -79,6 +79,8 @@ class Workspace:
         # through the warm embedding process (`tether.embed_client`); without one, notes are indexed
         # without vectors and recall skips the semantic channel.
         self.light = light
+        # How many semantic queries this process has made: from the second on it is warm (see recall).
+        self.semantic_queries = 0
         self.cwd = (cwd or Path.cwd()).resolve()
         self.config = Config.load(*paths.config_files)
         self._embedder = embedder
