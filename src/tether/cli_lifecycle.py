@@ -17,9 +17,9 @@ import click
 from tether import lifecycle
 from tether.cli_common import echo, emit, json_option
 from tether.errors import TetherError, ValidationError
-from tether.memory import Memory, check_origin
+from tether.memory import Memory, check_origin, to_dict
 from tether.store import Query
-from tether.workspace import Workspace, to_dict
+from tether.workspace import Workspace
 
 
 @contextmanager

@@ -14,9 +14,9 @@ import click
 
 from tether.cli_common import echo, emit, json_option, read_details, show_memory, workspace
 from tether.errors import TetherError
-from tether.memory import CATEGORIES, PRIORITIES, SCOPES, Memory
+from tether.memory import CATEGORIES, PRIORITIES, SCOPES, Memory, to_dict
 from tether.store import Query
-from tether.workspace import Workspace, to_dict
+from tether.workspace import Workspace
 
 
 @click.command()

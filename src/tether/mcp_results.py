@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for nested TypedDicts before Python 3.12
 
+from tether.memory import to_dict
+
 if TYPE_CHECKING:
     from tether.memory import Memory
     from tether.workspace import Workspace
@@ -94,8 +96,6 @@ def brief(memory: Memory) -> Brief:
 
 def full(ws: Workspace, memory: Memory) -> Full:
     """Everything about one memory, with the memories that replaced it and where its note is."""
-    from tether.workspace import to_dict
-
     data = to_dict(memory)
     note = ws.store.note_path(memory.id)
     if note is not None and ws.root is not None:

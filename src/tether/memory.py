@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from tether.errors import ValidationError
 
@@ -218,3 +219,49 @@ def validate(memory: Memory) -> Memory:
         if path.startswith("/") or path.startswith("../") or "/../" in path or path == "..":
             raise ValidationError(f"file path {path!r} must be relative to the repository root")
     return replace(memory, summary=summary, details=memory.details.strip("\n"))
+
+
+def to_dict(memory: Memory) -> dict[str, Any]:
+    """The memory as JSON-ready data: what `tether export`, `--json` and the MCP tools show."""
+    return {
+        "id": memory.id,
+        "summary": memory.summary,
+        "details": memory.details,
+        "category": memory.category,
+        "scope": memory.scope,
+        "files": list(memory.files),
+        "links": list(memory.links),
+        "priority": memory.priority,
+        "pinned": memory.pinned,
+        "origin": memory.origin,
+        "supersedes": memory.supersedes,
+        "status": memory.status,
+        "content_hash": memory.content_hash,
+        "created": _iso(memory.created),
+        "updated": _iso(memory.updated),
+    }
+
+
+def from_dict(data: dict[str, Any]) -> Memory:
+    """The memory `to_dict` described, validated (`tether import`). Raises `ValidationError`."""
+    return validate(
+        Memory(
+            id=str(data["id"]),
+            summary=str(data["summary"]),
+            details=str(data.get("details", "")),
+            category=str(data.get("category", "context")),
+            scope=str(data.get("scope", "project")),
+            files=tuple(data.get("files", ())),
+            priority=str(data.get("priority", "normal")),
+            pinned=bool(data.get("pinned", False)),
+            origin=str(data.get("origin", "user")),
+            supersedes=data.get("supersedes"),
+            status=str(data.get("status", "active")),
+            created=datetime.fromisoformat(str(data["created"]).replace("Z", "+00:00")),
+            updated=datetime.fromisoformat(str(data["updated"]).replace("Z", "+00:00")),
+        )
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,7 +12,6 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +25,10 @@ from tether.memory import (
     Memory,
     check_choice,
     check_id,
+    from_dict,
     new_id,
     normalize_files,
+    to_dict,
     utcnow,
     validate,
 )
@@ -657,50 +658,6 @@ def check_secret(text: str) -> None:
             f"refused: the text looks like a credential ({found}); remove it, or pass --allow-secret "
             "if it is not a real secret"
         )
-
-
-def to_dict(memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "summary": memory.summary,
-        "details": memory.details,
-        "category": memory.category,
-        "scope": memory.scope,
-        "files": list(memory.files),
-        "links": list(memory.links),
-        "priority": memory.priority,
-        "pinned": memory.pinned,
-        "origin": memory.origin,
-        "supersedes": memory.supersedes,
-        "status": memory.status,
-        "content_hash": memory.content_hash,
-        "created": _iso(memory.created),
-        "updated": _iso(memory.updated),
-    }
-
-
-def from_dict(data: dict[str, Any]) -> Memory:
-    return validate(
-        Memory(
-            id=str(data["id"]),
-            summary=str(data["summary"]),
-            details=str(data.get("details", "")),
-            category=str(data.get("category", "context")),
-            scope=str(data.get("scope", "project")),
-            files=tuple(data.get("files", ())),
-            priority=str(data.get("priority", "normal")),
-            pinned=bool(data.get("pinned", False)),
-            origin=str(data.get("origin", "user")),
-            supersedes=data.get("supersedes"),
-            status=str(data.get("status", "active")),
-            created=datetime.fromisoformat(str(data["created"]).replace("Z", "+00:00")),
-            updated=datetime.fromisoformat(str(data["updated"]).replace("Z", "+00:00")),
-        )
-    )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def environ_session() -> str | None:
