@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "qua
 
 from build import build_memories, code_only, identifiers, label
 from corpus import Corpus, MemoryItem, Task, TaskView
-from evaluate import bootstrap_ci
+from evaluate import Result, bootstrap_ci, paired_differences
 from tether_retriever import TetherRetriever
 
 
@@ -134,3 +134,18 @@ def test_tether_retriever_finds_the_scoped_rule_for_a_touched_file(tmp_path: Pat
     assert found[0] == "web-test"
     assert "api-errors" not in found
     assert retriever.tokens(TaskView("", ()), "prompt+files") > 0
+
+
+def test_paired_differences_pair_tasks_and_bracket_the_mean() -> None:
+    def result(system: str, recall: list[float]) -> Result:
+        r = Result("all", system, "prompt+files")
+        r.recall.extend(recall)
+        return r
+
+    text = paired_differences([result("bm25", [0.0, 0.5, 1.0, 0.0]), result("tether", [1.0, 0.5, 1.0, 1.0])])
+    row = text.splitlines()[-1]
+    assert row.startswith("| tether | prompt+files | 4 | +0.500 [")
+    low, high = (float(x) for x in row.split("[")[1].rstrip(" |]").split(","))
+    assert 0.0 <= low <= 0.5 <= high <= 1.0
+    same = paired_differences([result("bm25", [0.5] * 5), result("tether", [0.5] * 5)])
+    assert same.splitlines()[-1] == "| tether | prompt+files | 5 | +0.000 [+0.00, +0.00] |"

@@ -276,6 +276,32 @@ def markdown_table(results: Sequence[Result], window: str) -> str:
     return "\n".join(rows)
 
 
+def paired_differences(results: Sequence[Result], baseline: str = "bm25") -> str:
+    """Each system's Recall@3 minus the baseline's, task by task, with a paired bootstrap 95% interval.
+
+    The per-system intervals of the table overlap easily; the difference on the same tasks is what says
+    whether one system beats the other. Rows for the pooled repository (`all`) only, when there is one.
+    """
+    scope = "all" if any(r.repo == "all" for r in results) else results[0].repo if results else ""
+    base = {r.mode: r.recall for r in results if r.repo == scope and r.system == baseline}
+    rows = [
+        f"Recall@3 minus {baseline}'s on the same tasks ({scope}; paired bootstrap 95% interval):\n",
+        "| system | mode | n | difference |",
+        "|---|---|---:|---|",
+    ]
+    for r in results:
+        if r.repo != scope or r.system == baseline or r.mode not in base:
+            continue
+        if len(base[r.mode]) != len(r.recall):
+            continue  # not the same tasks: no pairing
+        diffs = [a - b for a, b in zip(r.recall, base[r.mode], strict=True)]
+        low, high = bootstrap_ci(diffs)
+        rows.append(
+            f"| {r.system} | {r.mode} | {len(diffs)} | {_mean(diffs):+.3f} [{low:+.2f}, {high:+.2f}] |"
+        )
+    return "\n".join(rows)
+
+
 def pooled(results: Sequence[Result]) -> list[Result]:
     """One row per system and mode over every repository's tasks together."""
     out: dict[tuple[str, str], Result] = {}

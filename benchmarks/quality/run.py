@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build import build
 from corpus import REPOS, corpus_path, git_dir, load_corpus, mirror_root, repo_spec
-from evaluate import BASELINES, Result, Retriever, evaluate, markdown_table, pooled
+from evaluate import BASELINES, Result, Retriever, evaluate, markdown_table, paired_differences, pooled
 from trap import run_trap
 
 
@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         results.extend(pooled(results))
     print()
     print(markdown_table(results, args.window))
+    if any(r.system == "bm25" for r in results):
+        print()
+        print(paired_differences(results))
     passed, why = run_trap()
     print(f"\ntrap: {'PASS' if passed else 'FAIL'} ({why})")
     return 0 if passed else 1
