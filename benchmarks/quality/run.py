@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="score only the --retriever systems")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus even if data/ has it")
+    parser.add_argument(
+        "--against", default="bm25", help="system the paired Recall@3 differences are taken against (bm25)"
+    )
     args = parser.parse_args(argv)
 
     specs = [repo_spec(n) for n in args.repo] if args.repo else list(REPOS)
@@ -67,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         results.extend(pooled(results))
     print()
     print(markdown_table(results, args.window))
-    if any(r.system == "bm25" for r in results):
+    if any(r.system == args.against for r in results):
         print()
-        print(paired_differences(results))
+        print(paired_differences(results, baseline=args.against))
     passed, why = run_trap()
     print(f"\ntrap: {'PASS' if passed else 'FAIL'} ({why})")
     return 0 if passed else 1
