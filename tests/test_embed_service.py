@@ -527,6 +527,13 @@ def test_cli_status_and_stop(light: Project) -> None:
     light.configure("embedder", "hashed")
     refused = tether("serve")
     assert refused.returncode == 1 and "needs no server" in refused.stderr
+    quiet = tether("status")  # a status, not an error: the default embedder has nothing to serve
+    assert quiet.returncode == 0 and quiet.stdout.startswith("not needed: the embedder is 'hashed'")
+    assert json.loads(tether("status", "--json").stdout) == {
+        "running": False,
+        "needed": False,
+        "spec": "hashed",
+    }
 
 
 def test_config_keeps_the_embedder_key_out_of_the_embed_server_table(tmp_path: Path) -> None:

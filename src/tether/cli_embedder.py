@@ -123,12 +123,20 @@ def status(as_json: bool) -> None:
     """Whether this project's warm embedding process runs, and what it serves."""
     from tether.embedders import EmbedderError
 
-    paths, _, spec = _project()
+    paths = resolve(Path.cwd(), require_project=True)
+    spec = str(Config.load(*paths.config_files)["embedder"])
+    if spec in ("", "hashed"):
+        # A status, not a mistake: the default embedder has nothing to serve.
+        if as_json:
+            emit({"running": False, "needed": False, "spec": "hashed"})
+        else:
+            echo("not needed: the embedder is 'hashed' (`tether config embedder auto` to use a model)")
+        return
     remote = _remote(paths, spec)
     try:
-        state: dict[str, Any] = {"running": True, **remote.ping(op="status")}
+        state: dict[str, Any] = {"running": True, "needed": True, **remote.ping(op="status")}
     except EmbedderError as exc:
-        state = {"running": False, "spec": spec, "reason": str(exc)}
+        state = {"running": False, "needed": True, "spec": spec, "reason": str(exc)}
     state["socket"] = str(remote.path)
     if as_json:
         emit(state)
