@@ -138,6 +138,22 @@ class RuleScopeDirSpecificRecaller(RuleScopeRecaller, DirSpecificRecaller):
     """Both variants at once: rules apply only in their scope, directory hits weighted by specificity."""
 
 
+class PathTiebreakRecaller(Recaller):
+    """Path words never reorder memories that already have a file hit (a variant).
+
+    When one directory holds many rules, every one of them gets the same directory hit, and the words of the
+    touched paths (`tests`, `models`) then decide their order, up to PATH_TEXT_MAX (0.30), well above what a
+    text match adds (TEXT_MAX 0.14 times coverage). Here those memories are ordered by the prompt instead:
+    path words count only for memories without a file hit.
+    """
+
+    def _adjust(self, c: Candidate, telemetry: Any, now: Any) -> None:
+        if "file" in c.evidence:
+            c.rrf.pop("path", None)
+            c.magnitude.pop("path", None)
+        super()._adjust(c, telemetry, now)
+
+
 def _out_of_scope(c: Candidate) -> bool:
     memory = c.memory
     return (

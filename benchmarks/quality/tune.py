@@ -21,6 +21,7 @@ from evaluate import BM25Retriever, load_labels
 from tether_retriever import (
     DirSpecificRecaller,
     PathCoverageRecaller,
+    PathTiebreakRecaller,
     RuleScopeDirSpecificRecaller,
     RuleScopeRecaller,
     TetherRetriever,
@@ -71,6 +72,7 @@ VARIANTS: dict[str, Variant] = {
     "text evidence: top 3 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 3}),
     "text evidence: top 10 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 10}),
     "rule scope + specificity": Variant(recaller=RuleScopeDirSpecificRecaller),
+    "path words only for memories without a file hit": Variant(recaller=PathTiebreakRecaller),
 }
 
 
