@@ -9,6 +9,7 @@ co-change see only history up to C1.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import tempfile
 from collections import Counter
@@ -25,6 +26,7 @@ from tether.housekeeping import refresh_repo
 from tether.memory import Memory, content_hash
 from tether.project import init_project
 from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks, terms_re
+from tether.store import Query
 from tether.workspace import Workspace
 
 
@@ -152,6 +154,42 @@ class PathTiebreakRecaller(Recaller):
             c.rrf.pop("path", None)
             c.magnitude.pop("path", None)
         super()._adjust(c, telemetry, now)
+
+
+class PathRarityRecaller(Recaller):
+    """Path words weighted by how rare they are among the memories (a variant).
+
+    `tests` or `crates` is in many rules and says nothing about which one the task needs; a package's own
+    name is in few. A memory's path magnitude is scaled by the rarest touched-path word it contains:
+    log(N / df) / log(N), 1 for a word in one memory, 0 for a word in all of them.
+    """
+
+    def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
+        pool: dict[str, Candidate] = {}
+
+        def recording(mid: str) -> Candidate:
+            pool[mid] = candidate(mid)
+            return pool[mid]
+
+        super()._path_channel(touched_terms, recording)
+        if not pool:
+            return
+        total = max(self.store.count(Query()), 2)
+        weight = {}
+        for term in touched_terms:
+            df = len(self.store.text_search([term], limit=total, trigram=False))
+            weight[term] = math.log(total / max(df, 1)) / math.log(total)
+        for mid, memory in self.store.memories(list(pool)).items():
+            c = pool[mid]
+            if "path" not in c.magnitude:
+                continue
+            vocabulary = set(terms_re.findall(f"{memory.summary}\n{memory.details}".lower()))
+            found = [
+                weight[t]
+                for t in touched_terms
+                if t in vocabulary or any(v.startswith(t) for v in vocabulary)
+            ]
+            c.magnitude["path"] *= max(found, default=0.0)
 
 
 def _out_of_scope(c: Candidate) -> bool:

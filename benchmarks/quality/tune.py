@@ -21,6 +21,7 @@ from evaluate import BM25Retriever, load_labels
 from tether_retriever import (
     DirSpecificRecaller,
     PathCoverageRecaller,
+    PathRarityRecaller,
     PathTiebreakRecaller,
     RuleScopeDirSpecificRecaller,
     RuleScopeRecaller,
@@ -73,6 +74,7 @@ VARIANTS: dict[str, Variant] = {
     "text evidence: top 10 bm25 matches": Variant({"TEXT_EVIDENCE_TOP_RANK": 10}),
     "rule scope + specificity": Variant(recaller=RuleScopeDirSpecificRecaller),
     "path words only for memories without a file hit": Variant(recaller=PathTiebreakRecaller),
+    "path words weighted by rarity": Variant(recaller=PathRarityRecaller),
 }
 
 
