@@ -13,7 +13,7 @@ import math
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from tether.hooks.behaviour import FOOTER, HEADER
 from tether.housekeeping import refresh_repo
 from tether.memory import Memory, content_hash
 from tether.project import init_project
-from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks, terms_re
+from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks, terms_in
 from tether.store import Query
 from tether.workspace import Workspace
 
@@ -51,6 +51,18 @@ def memory_for(item: object, memory_id: str) -> Memory:
 _PREPARED: dict[tuple[str, str], tuple[Workspace, dict[str, str]]] = {}
 
 
+def _recorded(channel: Callable[..., None], *args: Any, candidate: Any) -> dict[str, Candidate]:
+    """Run a Recaller channel and return the candidates it touched, by id (so a variant can adjust them)."""
+    pool: dict[str, Candidate] = {}
+
+    def recording(mid: str) -> Candidate:
+        pool[mid] = candidate(mid)
+        return pool[mid]
+
+    channel(*args, recording)
+    return pool
+
+
 class DirSpecificRecaller(Recaller):
     """Recall whose directory hits are weighted by how specific the directory is (a tuning variant).
 
@@ -61,13 +73,7 @@ class DirSpecificRecaller(Recaller):
     """
 
     def _file_channel(self, touched: list[str], candidate: Any) -> None:
-        hit: dict[str, Candidate] = {}
-
-        def recording(mid: str) -> Candidate:
-            hit[mid] = candidate(mid)
-            return hit[mid]
-
-        super()._file_channel(touched, recording)
+        hit = _recorded(super()._file_channel, touched, candidate=candidate)
         if not hit:
             return
         for c in hit.values():
@@ -116,13 +122,7 @@ class PathCoverageRecaller(Recaller):
     """
 
     def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
-        pool: dict[str, Candidate] = {}
-
-        def recording(mid: str) -> Candidate:
-            pool[mid] = candidate(mid)
-            return pool[mid]
-
-        super()._path_channel(touched_terms, recording)
+        pool = _recorded(super()._path_channel, touched_terms, candidate=candidate)
         if not pool or not touched_terms:
             return
         wanted = set(touched_terms)
@@ -130,9 +130,7 @@ class PathCoverageRecaller(Recaller):
             c = pool[mid]
             if "path" not in c.magnitude:
                 continue
-            text = f"{memory.summary}\n{memory.details}".lower()
-            vocabulary = set(terms_re.findall(text))
-            found = {w for w in wanted if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+            found = terms_in(f"{memory.summary}\n{memory.details}", sorted(wanted))
             c.magnitude["path"] *= len(found) / len(wanted)
 
 
@@ -165,13 +163,7 @@ class PathRarityRecaller(Recaller):
     """
 
     def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
-        pool: dict[str, Candidate] = {}
-
-        def recording(mid: str) -> Candidate:
-            pool[mid] = candidate(mid)
-            return pool[mid]
-
-        super()._path_channel(touched_terms, recording)
+        pool = _recorded(super()._path_channel, touched_terms, candidate=candidate)
         if not pool:
             return
         total = max(self.store.count(Query()), 2)
@@ -183,13 +175,8 @@ class PathRarityRecaller(Recaller):
             c = pool[mid]
             if "path" not in c.magnitude:
                 continue
-            vocabulary = set(terms_re.findall(f"{memory.summary}\n{memory.details}".lower()))
-            found = [
-                weight[t]
-                for t in touched_terms
-                if t in vocabulary or any(v.startswith(t) for v in vocabulary)
-            ]
-            c.magnitude["path"] *= max(found, default=0.0)
+            found = terms_in(f"{memory.summary}\n{memory.details}", touched_terms)
+            c.magnitude["path"] *= max((weight[t] for t in found), default=0.0)
 
 
 def _out_of_scope(c: Candidate) -> bool:

@@ -397,10 +397,7 @@ class Recaller:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
 
         Terms match by prefix of the memory's words, so `deploy` finds `deploys` and `deployment`."""
-        vocabulary = set(
-            terms_re.findall(f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}".lower())
-        )
-        found = {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+        found = terms_in(f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}", words)
         coverage = len(found) / len(words) if words else 0.0
         c.evidence["coverage"] = coverage
         c.magnitude["text"] = scoring.text_magnitude(
@@ -451,6 +448,16 @@ def refs_naming(path: str) -> list[str]:
     """
     parts = path.split("/")[:-1]
     return [path, *("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))]
+
+
+def terms_in(text: str, words: Sequence[str]) -> set[str]:
+    """The `words` found in `text`, each as a word or the start of one (`deploy` finds `deployment`).
+
+    >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
+    ['deploy', 'ticket']
+    """
+    vocabulary = set(terms_re.findall(text.lower()))
+    return {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
 
 
 def competition_ranks(scores: dict[str, float]) -> dict[str, int]:
