@@ -33,6 +33,7 @@ from test_embedders import (
     _fastembed_minilm_dir,
     _installed,
     _st_available,
+    serving_embeddings,
 )
 from test_hooks import claude, context_of, run_hook
 from tether import notes
@@ -167,12 +168,8 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[_EmbeddingsServer]:
-    srv = _EmbeddingsServer()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving_embeddings() as srv:
+        yield srv
 
 
 @pytest.fixture

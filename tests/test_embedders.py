@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -123,15 +124,24 @@ class _EmbeddingsServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[_EmbeddingsServer]:
+@contextmanager
+def serving_embeddings() -> Iterator[_EmbeddingsServer]:
+    """An OpenAI-compatible embeddings endpoint on loopback, served from a thread while the block runs."""
     srv = _EmbeddingsServer()
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(timeout=5)
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[_EmbeddingsServer]:
+    with serving_embeddings() as srv:
+        yield srv
 
 
 # --- the contract suite ---------------------------------------------------------------------------------
