@@ -159,7 +159,7 @@ class Workspace:
         semantic channel instead of failing."""
         if self._embedder is None:
             spec = str(self.config["embedder"])
-            warm = self._warm_embedder() if self.light and self.heavy_embedder else None
+            warm = self._warm_embedder() if self.model_via_warm_process else None
             if spec == "hashed":
                 self._embedder = HashedEmbedder()
             elif warm is not None:
@@ -189,13 +189,13 @@ class Workspace:
     def _vector_embedder(self) -> Embedder | None:
         """What embeds memories as they are indexed. In a hook with a real model: the warm process, or
         None without one (the notes are indexed without vectors; the next command embeds them)."""
-        if self.light and self.heavy_embedder:
+        if self.model_via_warm_process:
             return self._warm_embedder()
         return self.embedder
 
     def _warm_failure(self) -> tuple[type[Exception], ...]:
         """The errors a hook survives by indexing without vectors: the warm process's (none elsewhere)."""
-        if not (self.light and self.heavy_embedder):
+        if not self.model_via_warm_process:
             return ()
         from tether.embedders import EmbedderError  # already loaded by the warm process's client
 
@@ -226,9 +226,14 @@ class Workspace:
         return not self._injected and str(self.config["embedder"]) not in ("hashed", "")
 
     @property
+    def model_via_warm_process(self) -> bool:
+        """A hook with a real model configured: it reaches the model only through the warm process."""
+        return self.light and self.heavy_embedder
+
+    @property
     def semantic_available(self) -> bool:
         """Whether recall can embed a query: always, except in a hook with a real model and no warm process."""
-        return not (self.light and self.heavy_embedder) or self._warm_embedder() is not None
+        return not self.model_via_warm_process or self._warm_embedder() is not None
 
     def sync(self, *, full: bool = False) -> SyncReport:
         """Index what changed in the notes. A light workspace (a hook) trusts the note directories' mtimes:

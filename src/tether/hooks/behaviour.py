@@ -116,7 +116,7 @@ def warm_up(ws: Workspace) -> None:
     The model loads in the background (seconds): until it is ready, prompts are recalled without the
     semantic channel. Never raises: a hook must not fail over an optimization.
     """
-    if not (ws.light and ws.heavy_embedder and ws.config["embed_server.enabled"]) or ws.semantic_available:
+    if not (ws.model_via_warm_process and ws.config["embed_server.enabled"]) or ws.semantic_available:
         return
     try:
         from tether.embed_client import start_server
