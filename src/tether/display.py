@@ -13,9 +13,13 @@ import json
 import re
 from typing import Any
 
-# C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and the
-# bidirectional embeddings, overrides and isolates (the "Trojan Source" characters).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except tab and line breaks, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and
+# the bidirectional embeddings, overrides and isolates (the "Trojan Source" characters). Memory text may not
+# hold them (`first_control`, used by validation).
+_CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_REFUSED = re.compile(f"[{_CONTROLS}]")
+# Shown, a carriage return is escaped too: alone, it sends the cursor back to overwrite the line.
+_UNSAFE = re.compile(f"[{_CONTROLS}\r]")
 # Inside JSON text, C0 is already escaped by `json.dumps`; the rest reaches the output raw.
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -23,6 +27,11 @@ _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def first_control(text: str) -> re.Match[str] | None:
+    """The first character memory text may not hold (tab, line feed and carriage return are allowed)."""
+    return _REFUSED.search(text)
 
 
 def printable(text: str) -> str:

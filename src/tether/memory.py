@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tether.display import first_control
 from tether.errors import ValidationError
 
 CATEGORIES = ("pref", "decision", "gotcha", "context")
@@ -114,14 +115,12 @@ def check_origin(value: str) -> str:
     raise ValidationError(f"invalid origin {value!r}: use one of {', '.join(ORIGINS)} or rules:<path>")
 
 
-# Terminal and bidirectional controls have no place in a memory's text: they would act on whoever reads
-# it (see `tether.display`, which also escapes them wherever text is shown).
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def check_text(name: str, text: str) -> str:
-    """Refuse control characters other than tab and line breaks, naming the first and where it is."""
-    found = _CONTROL_RE.search(text)
+    """Refuse control characters other than tab and line breaks, naming the first and where it is.
+
+    Terminal and bidirectional controls have no place in a memory's text: they would act on whoever reads it
+    (`tether.display` also escapes them wherever text is shown)."""
+    found = first_control(text)
     if found:
         raise ValidationError(
             f"{name} contains the control character U+{ord(found.group()):04X} at position {found.start() + 1}: "
