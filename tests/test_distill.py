@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tether.distill import DistillError, distill_session, parse_facts, spawn_detached
+from tether.distill import DistillError, distill_session, parse_facts
 from tether.llm import AnthropicProvider, LLMProvider, OpenAIProvider, provider_from_env
 from tether.memory import Memory, content_hash
 from tether.transcript import Event, build_digest, read_transcript
@@ -551,27 +549,3 @@ def test_provider_from_env_base_url_and_errors() -> None:
         provider_from_env({"TETHER_DISTILL_PROVIDER": "gemini"})
     with pytest.raises(DistillError, match="TETHER_DISTILL_TIMEOUT='soon'"):
         provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_TIMEOUT": "soon"})
-
-
-# ---------------------------------------------------------------- the detached worker
-
-
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
-def test_spawn_detached_returns_at_once_while_the_child_keeps_running(tmp_path: Path) -> None:
-    done = tmp_path / "done.txt"
-    child = (
-        "import os, sys, time; time.sleep(1.5); "
-        f"open({str(done)!r}, 'w').write(str(os.getsid(0))); print('child finished')"
-    )
-    started = time.monotonic()
-    spawn_detached([sys.executable, "-c", child], tmp_path / "logs" / "distill.log")
-    elapsed = time.monotonic() - started
-    assert elapsed < 0.5, elapsed
-    assert not done.exists()  # still sleeping after we returned
-    deadline = time.monotonic() + 20
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert done.exists(), "the detached child never finished"
-    time.sleep(0.2)  # let the child flush stdout
-    assert int(done.read_text()) != os.getsid(0)  # its own session: no terminal, outside the hook's group
-    assert "child finished" in (tmp_path / "logs" / "distill.log").read_text()

@@ -83,7 +83,7 @@ def serve(idle_seconds: int | None, detach: bool) -> None:
 
 
 def _detach(paths: Paths, spec: str, idle_seconds: int | None) -> None:
-    from tether.embed_client import spawn_detached
+    from tether.detach import spawn_detached
 
     remote = _remote(paths, spec)
     if remote.ready():
@@ -93,7 +93,7 @@ def _detach(paths: Paths, spec: str, idle_seconds: int | None) -> None:
     if idle_seconds is not None:
         argv += ["--idle-seconds", str(idle_seconds)]
     log = paths.logs / "embed-server.log"
-    spawn_detached([sys.executable, "-m", *argv], cwd=paths.root or Path.cwd(), log=log)
+    spawn_detached([sys.executable, "-m", *argv], log, cwd=paths.root or Path.cwd())
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if remote.ready():

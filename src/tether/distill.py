@@ -18,8 +18,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,7 +37,6 @@ __all__ = [
     "DistillReport",
     "distill_session",
     "parse_facts",
-    "spawn_detached",
 ]
 
 # DESIGN §6: at most three facts per session. More per session would outpace anyone's review of them,
@@ -360,30 +357,3 @@ def _exclusive(lock_path: Path) -> contextlib.AbstractContextManager[bool]:
     from tether.locks import file_lock
 
     return file_lock(lock_path, wait=False)
-
-
-def spawn_detached(argv: list[str], log: Path) -> None:
-    """Start `argv` fully detached (own session, no terminal, output appended to `log`) and return at once.
-
-    For Claude Code's SessionEnd hook, which has a 1.5 s budget and kills what it started when it ends
-    (agent-integrations §1.5): the worker must outlive the hook.
-
-    >>> spawn_detached([sys.executable, "-m", "tether", "distill", "--transcript", t], log)  # doctest: +SKIP
-    """
-    log.parent.mkdir(parents=True, exist_ok=True)
-    options: dict[str, Any] = {}
-    if sys.platform == "win32":
-        options["creationflags"] = (
-            subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW
-        )
-    else:
-        options["start_new_session"] = True  # setsid: no controlling terminal, outside the hook's group
-    with log.open("ab") as out:
-        subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            close_fds=True,
-            **options,
-        )

@@ -288,25 +288,7 @@ def start_server(
     with file_lock(lock_path(path), wait=False) as free:
         if not free:
             return False
-    spawn_detached([sys.executable, "-m", "tether", "embedder", "serve"], cwd=cwd, log=log)
+    from tether.detach import spawn_detached
+
+    spawn_detached([sys.executable, "-m", "tether", "embedder", "serve"], log, cwd=cwd)
     return True
-
-
-def spawn_detached(argv: list[str], *, cwd: Path, log: Path) -> None:
-    """Start `argv` in its own session, output appended to `log`: it outlives the hook that started it.
-
-    (`tether.distill` has the same for its worker; importing it would cost a prompt hook ~25 ms.)
-    """
-    import subprocess
-
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            close_fds=True,
-            start_new_session=True,
-        )

@@ -122,7 +122,7 @@ def end_session(ws: Workspace, session: str, transcript: str) -> None:
         ws.store.remove(memory.id)
     if not ws.config["distill.enabled"] or not transcript or ws.root is None:
         return
-    from tether.distill import spawn_detached
+    from tether.detach import spawn_detached
 
     argv = [sys.executable, "-m", "tether", "distill", "--transcript", transcript, "--session", session]
     spawn_detached(argv, ws.paths.logs / "distill.log")
