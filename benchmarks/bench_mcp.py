@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_mcp.py [--runs 5]
 
-Each run spawns `python -m tether.mcp_server` in a fresh git repository with `.tether/` and 50 memories,
+Each run spawns `python -m tether.adapters.mcp.server` in a fresh git repository with `.tether/` and 50 memories,
 connects the SDK's own client (what Claude Code, Codex and Gemini do), and stops the clock when the tool
 list arrives; the baseline is spawning `python -c pass` to its exit, and for scale, importing the SDK alone. Prints the p50 of each and the ratio.
 Then one `memory_search` on the same connection, the first call that opens the index.
@@ -44,7 +44,7 @@ def make_project(base: Path) -> tuple[Path, Path]:
 async def spawn_to_tools_list(root: Path, home: Path) -> tuple[float, float]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tether.mcp_server"],
+        args=["-m", "tether.adapters.mcp.server"],
         env={"TETHER_HOME": str(home)},
         cwd=str(root),
     )
@@ -76,12 +76,12 @@ def main() -> None:
     baseline = statistics.median(python_c("pass") for _ in range(args.runs))
     # The floor the SDK sets: importing it is most of the wait, and tether's own import adds little.
     sdk = statistics.median(python_c("import mcp.server.mcpserver") for _ in range(args.runs))
-    ours = statistics.median(python_c("import tether.mcp_server") for _ in range(args.runs))
+    ours = statistics.median(python_c("import tether.adapters.mcp.server") for _ in range(args.runs))
     listed = statistics.median(r[0] for r in runs)
     first_call = statistics.median(r[1] for r in runs)
     print(f"python -c pass                          p50 {baseline * 1000:8.1f} ms")
     print(f"python -c 'import mcp.server.mcpserver' p50 {sdk * 1000:8.1f} ms  (the SDK alone)")
-    print(f"python -c 'import tether.mcp_server'    p50 {ours * 1000:8.1f} ms")
+    print(f"python -c 'import tether.adapters.mcp.server'    p50 {ours * 1000:8.1f} ms")
     print(
         f"spawn -> tools/list answered            p50 {listed * 1000:8.1f} ms  ({listed / baseline:.1f}x python -c pass)"
     )

@@ -30,8 +30,8 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from tether.repomap import RepoMap
-from tether.sqlite_repomap import migrate_repomap
+from tether.repo.map import RepoMap
+from tether.store.sqlite.repomap import migrate_repomap
 
 GIT_ENV = {
     **os.environ,

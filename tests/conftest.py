@@ -109,8 +109,8 @@ class Run:
 
 @pytest.fixture
 def tether(repo: Path) -> Callable[..., Run]:
-    """Run `tether ARGS` in-process through `tether.cli.main` (exit codes as the real command has them)."""
-    from tether.cli import main
+    """Run `tether ARGS` in-process through `tether.__main__.main` (exit codes as the real command has them)."""
+    from tether.__main__ import main
 
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Run:
         runner = CliRunner()

@@ -56,23 +56,17 @@ def modules() -> dict[str, Path]:
 
 
 def adapter_of(name: str) -> str | None:
-    """Which adapter a module belongs to (`cli`, `hooks`, `mcp_server`), or None."""
-    rest = name.removeprefix("tether.")
-    for adapter in ("cli", "hooks", "mcp_server"):
-        if rest == adapter or rest.startswith(adapter + ".") or rest.startswith(adapter + "_"):
-            return adapter
-    if rest.startswith("mcp_"):  # the MCP server's own modules: mcp_tools, mcp_results, mcp_memories
-        return "mcp_server"
+    """Which adapter a module belongs to (`cli`, `hooks`, `mcp`, `install`), or None."""
+    parts = name.split(".")
+    if parts[:2] == ["tether", "adapters"] and len(parts) > 2:
+        return parts[2]
     return None
 
 
 def is_core(name: str) -> bool:
     rest = name.removeprefix("tether.")
     return (
-        name != "tether"
-        and adapter_of(name) is None
-        and rest != "__main__"
-        and not (rest == "installers" or rest.startswith("installers."))
+        name != "tether" and rest != "__main__" and not (rest == "adapters" or rest.startswith("adapters."))
     )
 
 
@@ -92,7 +86,7 @@ def imports(path: Path, name: str) -> set[str]:
             else:
                 stem = node.module or ""
             found.add(stem)
-            # `from tether import hooks` imports the module tether.hooks; `from x import func` does not.
+            # `from tether import hooks` imports the module tether.adapters.hooks; `from x import func` does not.
             found.update(
                 f"{stem}.{alias.name}" for alias in node.names if f"{stem}.{alias.name}" in modules()
             )
@@ -101,9 +95,14 @@ def imports(path: Path, name: str) -> set[str]:
 
 def test_the_walk_sees_the_package() -> None:
     names = modules()
-    assert {"tether.cli", "tether.workspace", "tether.sqlite_store", "tether.memory"} <= set(names)
-    assert "click" in imports(names["tether.cli"], "tether.cli")
-    assert "tether.sqlite_store" in imports(names["tether.workspace"], "tether.workspace")
+    assert {
+        "tether.adapters.cli.main",
+        "tether.workspace",
+        "tether.store.sqlite.store",
+        "tether.model.memory",
+    } <= set(names)
+    assert "click" in imports(names["tether.adapters.cli.main"], "tether.adapters.cli.main")
+    assert "tether.store.sqlite.store" in imports(names["tether.workspace"], "tether.workspace")
 
 
 CORE = sorted(name for name in modules() if is_core(name))

@@ -1,4 +1,4 @@
-"""The `tether` command: in-process through `tether.cli.main` for most paths, real subprocesses for a few."""
+"""The `tether` command: in-process through `tether.adapters.cli.main.main` for most paths, real subprocesses for a few."""
 
 from __future__ import annotations
 

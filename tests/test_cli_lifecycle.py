@@ -1,4 +1,4 @@
-"""The lifecycle and intake commands end to end through `tether.cli.main`: stats, cleanup, maintain,
+"""The lifecycle and intake commands end to end through `tether.adapters.cli.main.main`: stats, cleanup, maintain,
 rules sync, seed, import, distill against a loopback Anthropic endpoint, purge, supersede and ack."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import Run, make_git_repo, note_files
-from tether import lifecycle
-from tether.store import Query
+from tether.lifecycle import passes as lifecycle
+from tether.store.base import Query
 from tether.workspace import Workspace
 
 UPLOAD = "src/app/upload.py"
@@ -23,9 +23,9 @@ UPLOAD = "src/app/upload.py"
 
 @pytest.fixture
 def run(tether: Callable[..., Run]) -> Callable[..., Run]:
-    """`tether ARGS` in-process, with this issue's commands on the group (as `tether.cli` registers them)."""
-    from tether.cli import cli
-    from tether.cli_lifecycle import COMMANDS
+    """`tether ARGS` in-process, with this issue's commands on the group (as `tether.adapters.cli.main` registers them)."""
+    from tether.adapters.cli.lifecycle import COMMANDS
+    from tether.adapters.cli.main import cli
 
     for command in COMMANDS:
         if cli.commands.get(command.name or "") is not command:
@@ -120,7 +120,7 @@ def test_maintain_archives_ignored_memories(run: Callable[..., Run], repo: Path,
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=60)
     with opened(repo, home, start) as ws:
         memory = ws.add("Upload chunks are 8 MB", files=[UPLOAD]).memory
-    from tether.recall import Recaller
+    from tether.recall.recaller import Recaller
 
     for day in range(0, 60, 10):
         with opened(repo, home, start + timedelta(days=day)) as ws:

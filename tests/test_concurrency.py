@@ -144,7 +144,7 @@ def test_kill_9_mid_burst_loses_nothing_acknowledged(repo: Path, home: Path) -> 
 OPENER = """
 import sys, time
 from pathlib import Path
-from tether.sqlite_schema import connect
+from tether.store.sqlite.schema import connect
 
 index, go = Path(sys.argv[1]), Path(sys.argv[2])
 while not go.exists():

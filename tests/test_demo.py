@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.demo import run_demo
+from tether.adapters.cli.demo import run_demo
 
 
 def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: Path) -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tether.display import printable, printable_data, safe_json
+from tether.model.display import printable, printable_data, safe_json
 
 UNSAFE = [
     "\x00",

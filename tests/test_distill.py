@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tether.distill import DistillError, distill_session, parse_facts
-from tether.llm import AnthropicProvider, LLMProvider, OpenAIProvider, provider_from_env
-from tether.memory import Memory, content_hash
-from tether.transcript import Event, build_digest, read_transcript
+from tether.intake.distill import DistillError, distill_session, parse_facts
+from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider, provider_from_env
+from tether.intake.transcript import Event, build_digest, read_transcript
+from tether.model.memory import Memory, content_hash
 
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
 
@@ -429,7 +429,7 @@ def test_invalid_category_setting_is_refused(session: Path, tmp_path: Path, llm:
 def test_a_second_worker_on_the_same_session_backs_off(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
     import fcntl
 
-    from tether.distill import _state_name
+    from tether.intake.distill import _state_name
 
     state = tmp_path / "state"
     state.mkdir()

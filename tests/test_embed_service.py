@@ -1,4 +1,4 @@
-"""The warm embedding process (`tether.embed_server`) and its client, as real processes on real sockets.
+"""The warm embedding process (`tether.embed.warm.server`) and its client, as real processes on real sockets.
 
 The model tests run the int8 ONNX MiniLM through fastembed (the sentence-transformers one when fastembed is
 missing), from packages installed locally; one server is shared by them (a load takes seconds). The
@@ -36,9 +36,9 @@ from test_embedders import (
     serving_embeddings,
 )
 from test_hooks import claude, context_of, run_hook
-from tether import notes
 from tether.config import set_value
-from tether.embed_client import (
+from tether.embed.providers import EmbedderError
+from tether.embed.warm.client import (
     RemoteEmbedder,
     check_private,
     failure_path,
@@ -47,8 +47,8 @@ from tether.embed_client import (
     socket_path,
     start_server,
 )
-from tether.embedders import EmbedderError
-from tether.memory import Memory, new_id
+from tether.model.memory import Memory, new_id
+from tether.notes import format as notes
 from tether.project import init_project
 from tether.workspace import Workspace
 
@@ -219,7 +219,7 @@ def test_a_prompt_hook_using_the_server_imports_no_model_library(warm: Project) 
     )
     assert done.returncode == 0 and not (warm.repo / ".tether" / "logs" / "hooks.log").exists()
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert "tether.embed_client" in modules  # it did ask the server
+    assert "tether.embed.warm.client" in modules  # it did ask the server
     imported = {name.split(".")[0] for name in modules}
     heavy = {"numpy", "torch", "fastembed", "onnxruntime", "sentence_transformers", "mcp", "click"}
     assert imported & heavy == set()
@@ -227,7 +227,7 @@ def test_a_prompt_hook_using_the_server_imports_no_model_library(warm: Project) 
 
 
 def test_the_served_vectors_are_the_models(warm: Project) -> None:
-    from tether.embedders import make_embedder
+    from tether.embed.providers import make_embedder
 
     remote = warm.remote()
     local = make_embedder(warm.spec)

@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from tether.embed import Embedder, HashedEmbedder, Vector
-from tether.embedders import EmbedderError, auto_embedder, make_embedder
-from tether.embedders.fastembed import assemble_model_dir
-from tether.embedders.http import OpenAIEmbedder, embeddings_url
-from tether.embedders.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
+from tether.embed.hashed import Embedder, HashedEmbedder, Vector
+from tether.embed.providers import EmbedderError, auto_embedder, make_embedder
+from tether.embed.providers.fastembed import assemble_model_dir
+from tether.embed.providers.http import OpenAIEmbedder, embeddings_url
+from tether.embed.providers.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
 from tether.errors import ConfigError
 
 MINILM = PACKAGED_MODELS[0]
@@ -355,7 +355,7 @@ def test_auto_picks_the_packaged_minilm_when_installed() -> None:
 
 _CHOOSE_IN_FRESH_PROCESS = """
 import json, sys
-from tether.embedders import make_embedder
+from tether.embed.providers import make_embedder
 ids, dimensions = {}, {}
 for spec, ask_dimension in json.loads(sys.argv[1]):
     embedder = make_embedder(spec)

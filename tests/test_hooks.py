@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tether.hooks import main as hook_main
+from tether.adapters.hooks import main as hook_main
 from tether.workspace import Workspace
 
 TRAP_PROMPT = "what port does staging run on, which host do we deploy to, and with what command?"

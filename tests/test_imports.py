@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tether.imports import fan_in, language_of, parse_imports
+from tether.repo.imports import fan_in, language_of, parse_imports
 
 
 def fan_in_of(files: dict[str, str]) -> dict[str, int]:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import tether
+from tether.adapters.install.installer import AGENTS, config_files, default_command, install, uninstall
+from tether.adapters.install.specs import CLAUDE_EVENTS, HOOKS, hook_command
 from tether.errors import ConfigError, ValidationError
-from tether.install import AGENTS, config_files, default_command, install, uninstall
-from tether.installers.specs import CLAUDE_EVENTS, HOOKS, hook_command
 
 REPO = Path(__file__).resolve().parent.parent
 SCOPES = ("project", "user")

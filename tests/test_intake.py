@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tether.errors import SecretError, ValidationError
-from tether.intake import claude_memory_dir, parse_claude_memory, parse_seed_file
+from tether.intake.seeds import claude_memory_dir, parse_claude_memory, parse_seed_file
 
 
 def write_json(path: Path, data: object) -> Path:

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from tether import hooks, lifecycle
-from tether.hooks.session import session_state
-from tether.housekeeping import maintain, refresh_repo
-from tether.memory import Memory
-from tether.notes import read as read_note
-from tether.recall import Recaller
-from tether.store import Event
+from tether.adapters import hooks
+from tether.adapters.hooks.session import session_state
+from tether.lifecycle import passes as lifecycle
+from tether.lifecycle.housekeeping import maintain, refresh_repo
+from tether.model.memory import Memory
+from tether.notes.format import read as read_note
+from tether.recall.recaller import Recaller
+from tether.store.base import Event
 from tether.workspace import Workspace
 
 
@@ -153,7 +154,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from tether.store import Event
+    from tether.store.base import Event
     from tether.workspace import Workspace
     repo, home, mid, worker = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     ws = Workspace.open(repo, home=home, sync_notes=False)

@@ -21,10 +21,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
+from tether.adapters.mcp.server import INSTRUCTIONS, check_loopback, run
 from tether.errors import ValidationError
-from tether.mcp_server import INSTRUCTIONS, check_loopback, run
 from tether.project import init_project
-from tether.sqlite_store import SQLiteStore
+from tether.store.sqlite.store import SQLiteStore
 from tether.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -107,9 +107,9 @@ def project(tmp_path: Path) -> Project:
 
 @asynccontextmanager
 async def connect(root: Path, env: dict[str, str], errlog: Path) -> AsyncIterator[Client]:
-    """A real MCP client talking to `python -m tether.mcp_server` spawned in `root`."""
+    """A real MCP client talking to `python -m tether.adapters.mcp.server` spawned in `root`."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tether.mcp_server"], env=env, cwd=str(root)
+        command=sys.executable, args=["-m", "tether.adapters.mcp.server"], env=env, cwd=str(root)
     )
     with errlog.open("a", encoding="utf-8") as log:
         async with Client(stdio_client(params, errlog=log), read_timeout_seconds=60) as client:
@@ -447,7 +447,7 @@ def post_initialize(port: int, host: str) -> int:
 
 async def test_streamable_http_on_loopback(project: Project) -> None:
     port = free_port()
-    code = f"from pathlib import Path; from tether.mcp_server import run; run(Path({str(project.root)!r}), http=True, port={port})"
+    code = f"from pathlib import Path; from tether.adapters.mcp.server import run; run(Path({str(project.root)!r}), http=True, port={port})"
     log = (project.root.parent / "http.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-c", code], env={**os.environ, **project.env()}, stdout=log, stderr=log
@@ -478,7 +478,7 @@ def test_loopback_hosts_are_accepted(host: str) -> None:
 
 def test_module_entry_point_refuses_a_public_host(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tether.mcp_server", "--http", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "tether.adapters.mcp.server", "--http", "--host", "0.0.0.0"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

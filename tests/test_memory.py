@@ -9,7 +9,7 @@ import pytest
 
 from conftest import index_ids, note_files
 from tether.errors import SecretError, ValidationError
-from tether.memory import (
+from tether.model.memory import (
     SUMMARY_MAX,
     Memory,
     content_hash,

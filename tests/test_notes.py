@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import index_ids, note_files
-from tether import notes
 from tether.errors import NoteError, TetherError
-from tether.memory import Memory
+from tether.model.memory import Memory
+from tether.notes import format as notes
 from tether.workspace import Workspace
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from tether.housekeeping import refresh_repo
-from tether.recall import Recaller, top_cosines, top_cosines_numpy, top_cosines_python
-from tether.store import Query
+from tether.lifecycle.housekeeping import refresh_repo
+from tether.recall.recaller import Recaller, top_cosines, top_cosines_numpy, top_cosines_python
+from tether.store.base import Query
 from tether.workspace import Workspace
 
 

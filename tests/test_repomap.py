@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tether.errors import TetherError
-from tether.repomap import MAX_COMMIT_FILES, Change, Commit, RepoMap, collapse_renames
-from tether.sqlite_repomap import RepoMapTables, migrate_repomap
+from tether.repo.map import MAX_COMMIT_FILES, Change, Commit, RepoMap, collapse_renames
+from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 
 @pytest.fixture(autouse=True)
@@ -449,7 +449,7 @@ def test_concurrent_refreshes_do_not_double_count(repo: Repo, db: Path) -> None:
     for _ in range(3):
         repo.touch("a.py", "b.py")
     script = (
-        "import sqlite3, sys; from pathlib import Path; from tether.repomap import RepoMap;"
+        "import sqlite3, sys; from pathlib import Path; from tether.repo.map import RepoMap;"
         "conn = sqlite3.connect(sys.argv[2], timeout=30);"
         "print(RepoMap.open(Path(sys.argv[1]), conn).refresh().new_commits)"
     )

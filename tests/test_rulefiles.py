@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from tether.errors import ValidationError
-from tether.rulefiles import RuleUnit, find_rule_files, is_rule_file, read_rule_file, rule_scope, split_rules
+from tether.intake.rulefiles import (
+    RuleUnit,
+    find_rule_files,
+    is_rule_file,
+    read_rule_file,
+    rule_scope,
+    split_rules,
+)
 
 
 def _summary(units: list[RuleUnit]) -> list[tuple[int, int, str, str]]:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from tether import hooks
-from tether.memory import Memory
-from tether.rulefiles import split_rules
-from tether.rules import RENDER_VERSION, render, resync_if_changed, sync_rules
-from tether.store import Query
+from tether.adapters import hooks
+from tether.intake.rulefiles import split_rules
+from tether.intake.rules import RENDER_VERSION, render, resync_if_changed, sync_rules
+from tether.model.memory import Memory
+from tether.store.base import Query
 from tether.workspace import Workspace
 
 AGENTS = """\
@@ -349,7 +349,7 @@ def test_hand_broken_note_fails_its_file_only(rules_repo: Path, ws: Workspace) -
 _SYNC = """
 import sys
 from pathlib import Path
-from tether.rules import sync_rules
+from tether.intake.rules import sync_rules
 from tether.workspace import Workspace
 with Workspace.open(Path(sys.argv[1]), home=Path(sys.argv[2])) as ws:
     sync_rules(ws)

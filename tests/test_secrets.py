@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tether.secrets import find_secret, redact
+from tether.model.secrets import find_secret, redact
 
 # Built from parts so this file does not itself look like it leaks credentials to scanners.
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tether.embed import HashedEmbedder
-from tether.memory import Memory
-from tether.sqlite_schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate
-from tether.sqlite_store import SQLiteStore
-from tether.store import Event, NoteRef, Query
+from tether.embed.hashed import HashedEmbedder
+from tether.model.memory import Memory
+from tether.store.base import Event, NoteRef, Query
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate
+from tether.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

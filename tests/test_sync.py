@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from conftest import index_ids, note_files
-from tether.embed import HashedEmbedder
-from tether.sqlite_store import SQLiteStore
-from tether.store import Event, NoteRef, Query
-from tether.sync import scan, sync
+from tether.embed.hashed import HashedEmbedder
+from tether.notes.sync import scan, sync
+from tether.store.base import Event, NoteRef, Query
+from tether.store.sqlite.store import SQLiteStore
 from tether.workspace import Workspace
 
 
@@ -122,7 +122,7 @@ def test_note_indexed_by_another_writer_during_a_sync_is_not_dropped(
 ) -> None:
     """Regression: sync scanned the disk before reading the index, so a note another process wrote and
     indexed in between looked deleted, and its index row was removed."""
-    import tether.sync as sync_module
+    import tether.notes.sync as sync_module
 
     real_scan = sync_module.scan
     other = Workspace.open(repo, home=home)

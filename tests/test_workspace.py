@@ -11,7 +11,7 @@ import pytest
 from conftest import git, index_ids, make_git_repo, note_files
 from tether.errors import NoProjectError, NotFoundError, ValidationError
 from tether.project import find_project_root, init_project, resolve, user_home
-from tether.store import Query
+from tether.store.base import Query
 from tether.workspace import Workspace
 
 

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from corpus import Corpus, MemoryItem, TaskView, labels_path
 
-from tether.rulefiles import rule_scope
+from tether.intake.rulefiles import rule_scope
 
 MODES = ("prompt", "prompt+files")
 TOP_K = 3

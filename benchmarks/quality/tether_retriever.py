@@ -19,14 +19,15 @@ from typing import Any
 
 from corpus import Corpus, TaskView
 
-from tether import notes, scoring
-from tether.embed import Embedder
-from tether.hooks.behaviour import FOOTER, HEADER
-from tether.housekeeping import refresh_repo
-from tether.memory import Memory, content_hash
+from tether.adapters.hooks.behaviour import FOOTER, HEADER
+from tether.embed.hashed import Embedder
+from tether.lifecycle.housekeeping import refresh_repo
+from tether.model.memory import Memory, content_hash
+from tether.notes import format as notes
 from tether.project import init_project
-from tether.recall import CHANNELS, Candidate, Recaller, competition_ranks, terms_in
-from tether.store import Query
+from tether.recall import scoring
+from tether.recall.recaller import CHANNELS, Candidate, Recaller, competition_ranks, terms_in
+from tether.store.base import Query
 from tether.workspace import Workspace
 
 
@@ -294,13 +295,13 @@ def no_semantic() -> TetherRetriever:
 
 
 def minilm() -> TetherRetriever:
-    from tether.embedders import make_embedder
+    from tether.embed.providers import make_embedder
 
     return TetherRetriever("tether+minilm", CHANNELS, make_embedder("sentence-transformers:all-MiniLM-L6-v2"))
 
 
 def minilm_semantic_only() -> TetherRetriever:
-    from tether.embedders import make_embedder
+    from tether.embed.providers import make_embedder
 
     return TetherRetriever(
         "tether:semantic(minilm)", ("semantic",), make_embedder("sentence-transformers:all-MiniLM-L6-v2")

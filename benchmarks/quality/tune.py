@@ -1,7 +1,7 @@
 """Tune recall on the DEV window only (never the reported test window).
 
 Prepares tether once per repository, then scores each variant in-process: a variant sets constants of
-`tether.scoring` and may swap the `Recaller` class (a ranking idea tried here before it goes into src/).
+`tether.recall.scoring` and may swap the `Recaller` class (a ranking idea tried here before it goes into src/).
 
     python benchmarks/quality/tune.py [--repo NAME]... [--variant NAME]... [--per-repo]
 """
@@ -28,8 +28,8 @@ from tether_retriever import (
     TetherRetriever,
 )
 
-from tether import scoring
-from tether.recall import Recaller
+from tether.recall import scoring
+from tether.recall.recaller import Recaller
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tether import notes
 from tether.config import Config
-from tether.embed import Embedder, HashedEmbedder
+from tether.embed.hashed import Embedder, HashedEmbedder
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
-from tether.locks import file_lock
-from tether.memory import (
+from tether.fs import file_lock
+from tether.model.memory import (
     CATEGORIES,
     Memory,
     check_choice,
@@ -32,14 +31,15 @@ from tether.memory import (
     utcnow,
     validate,
 )
+from tether.notes import format as notes
+from tether.notes.sync import SyncReport, sync
 from tether.project import Paths, resolve
-from tether.sqlite_schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
-from tether.sqlite_store import SQLiteStore
-from tether.store import Event, Query
-from tether.sync import SyncReport, sync
+from tether.store.base import Event, Query
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
+from tether.store.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
-    from tether.embed_client import RemoteEmbedder
+    from tether.embed.warm.client import RemoteEmbedder
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Workspace:
     ) -> None:
         self.paths = paths
         # A hook process must never wait on loading an embedding model: `light` reaches a real model only
-        # through the warm embedding process (`tether.embed_client`); without one, notes are indexed
+        # through the warm embedding process (`tether.embed.warm.client`); without one, notes are indexed
         # without vectors and recall skips the semantic channel.
         self.light = light
         # How many semantic queries this process has made: from the second on it is warm (see recall).
@@ -163,11 +163,11 @@ class Workspace:
             if spec == "hashed":
                 self._embedder = HashedEmbedder()
             elif warm is not None:
-                from tether.embed_client import FailOpenQueries
+                from tether.embed.warm.client import FailOpenQueries
 
                 self._embedder = FailOpenQueries(warm, self.log)
             else:
-                from tether.embedders import make_embedder
+                from tether.embed.providers import make_embedder
 
                 self._embedder = make_embedder(spec)
         return self._embedder
@@ -176,7 +176,7 @@ class Workspace:
         """The warm embedding process serving this project's model, if one answers ready (asked once)."""
         if not self._warm_asked:
             self._warm_asked = True
-            from tether.embed_client import RemoteEmbedder, socket_path, supported
+            from tether.embed.warm.client import RemoteEmbedder, socket_path, supported
 
             spec = str(self.config["embedder"])
             if self.config["embed_server.enabled"] and supported():
@@ -197,7 +197,7 @@ class Workspace:
         """The errors a hook survives by indexing without vectors: the warm process's (none elsewhere)."""
         if not self.model_via_warm_process:
             return ()
-        from tether.embedders import EmbedderError  # already loaded by the warm process's client
+        from tether.embed.providers import EmbedderError  # already loaded by the warm process's client
 
         return (EmbedderError,)
 
@@ -325,7 +325,7 @@ class Workspace:
 
     def _write(self, memory: Memory, path: Path | None = None) -> Memory:
         """Write the note (atomically) and index it. The note is durable before the index knows of it."""
-        from tether.store import NoteRef
+        from tether.store.base import NoteRef
 
         vector, embedder_id = self._vector(memory.text)
         target = path if path is not None else self._note_path(memory)
@@ -555,7 +555,7 @@ class Workspace:
         self, query: str, *, limit: int = 10, category: str | None = None, files: Sequence[str] = ()
     ) -> list[Any]:
         """Ranked search (full text and semantic, with the recall fusion). Nothing is recorded."""
-        from tether.recall import Recaller
+        from tether.recall.recaller import Recaller
 
         if category is not None:
             check_choice("category", category, CATEGORIES)
@@ -636,7 +636,7 @@ class Workspace:
         """Active memories whose every named path is gone from the work tree."""
         if self.root is None:
             return []
-        from tether.repomap import RepoMap
+        from tether.repo.map import RepoMap
 
         repo = RepoMap.open(self.root, self.store.conn)
         out = []
@@ -655,7 +655,7 @@ _HOOK_EMBED_MAX = 32
 
 
 def check_secret(text: str) -> None:
-    from tether.secrets import find_secret
+    from tether.model.secrets import find_secret
 
     found = find_secret(text)
     if found:

@@ -1,0 +1,93 @@
+"""What the commands of the `tether` CLI share: the workspace they open, the `--json` option, printing."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tether.errors import TetherError
+from tether.model.display import printable, safe_json
+from tether.model.memory import Memory
+from tether.workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
+
+
+@contextmanager
+def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator[Workspace]:
+    ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes, recover=True)
+    if ws.recovered is not None:
+        echo(
+            f"warning: the index was damaged; moved it to {ws.recovered} and rebuilt it from the notes "
+            "(memories are intact; usage counts start over)",
+            err=True,
+        )
+    try:
+        if ws.last_sync is not None:
+            for problem in ws.last_sync.problems:
+                echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+            _follow_renames(ws)
+        yield ws
+    finally:
+        ws.close()
+
+
+def _follow_renames(ws: Workspace) -> None:
+    """Every command that syncs also brings the repo map up to date, so memories follow renamed files."""
+    from tether.lifecycle.housekeeping import refresh_repo
+
+    if ws.root is None:
+        return
+    try:
+        moved = refresh_repo(ws).renamed
+    except TetherError as exc:
+        echo(f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True)
+        return
+    for memory_id, old, new in moved:
+        echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """`click.echo` for anything that may hold memory text: control characters are shown, not obeyed."""
+    click.echo(printable(message), err=err, nl=nl)
+
+
+def emit(data: Any) -> None:
+    echo(safe_json(data, indent=2))
+
+
+def show_memory(memory: Memory, *, full: bool = True) -> None:
+    flags = []
+    if memory.pinned:
+        flags.append("pinned")
+    if memory.priority == "high":
+        flags.append("high")
+    if memory.status != "active":
+        flags.append(memory.status)
+    head = f"{memory.id}  [{memory.category}] {memory.summary}"
+    echo(head + (f"  ({', '.join(flags)})" if flags else ""))
+    if not full:
+        return
+    echo(f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}")
+    if memory.files:
+        echo(f"  files: {', '.join(memory.files)}")
+    if memory.supersedes:
+        echo(f"  supersedes: {memory.supersedes}")
+    if memory.details:
+        echo("")
+        echo(memory.details)
+
+
+def read_details(details: str | None) -> str:
+    if details == "-":
+        return sys.stdin.read()
+    return details or ""

@@ -1,0 +1,342 @@
+"""CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, rules, seed, import,
+distill, purge. Registered on the main group by `tether.adapters.cli.main` (`for c in COMMANDS: cli.add_command(c)`).
+
+Thin adapters over `tether.lifecycle.passes` and `tether.intake.rules`; like the other command modules, this one imports
+`tether.adapters.cli.common` and never `tether.adapters.cli.main`, which imports it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from tether.adapters.cli.common import echo, emit, json_option
+from tether.errors import TetherError, ValidationError
+from tether.lifecycle import passes as lifecycle
+from tether.model.memory import Memory, check_origin, to_dict
+from tether.store.base import Query
+from tether.workspace import Workspace
+
+
+@contextmanager
+def _workspace(require_project: bool = True) -> Iterator[Workspace]:
+    ws = Workspace.open(Path.cwd(), require_project=require_project)
+    try:
+        if ws.last_sync is not None:
+            for problem in ws.last_sync.problems:
+                echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+        yield ws
+    finally:
+        ws.close()
+
+
+def _line(memory: Memory) -> str:
+    return f"{memory.id}  [{memory.category}] {memory.summary}"
+
+
+# -- stats ----------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--top", type=click.IntRange(1, 100), default=5, show_default=True, help="Memories per list.")
+@json_option
+def stats(top: int, as_json: bool) -> None:
+    """Per category: active, archived, superseded, surfaced, acted and follow-through (the share of
+    memories shown at least once that were acted on), plus the most ignored and most used memories."""
+    with _workspace(require_project=False) as ws:
+        data = lifecycle.stats(ws, top=top)
+    if as_json:
+        emit(data)
+        return
+    header = (
+        f"{'category':<10} {'active':>6} {'archived':>8} {'supersd':>7} {'surfaced':>8} {'acted':>6}  follow"
+    )
+    echo(header)
+    for name, row in [*data["categories"].items(), ("total", data["total"])]:
+        rate = "—" if row["follow_through"] is None else f"{row['follow_through']:.0%}"
+        echo(
+            f"{name:<10} {row['active']:>6} {row['archived']:>8} {row['superseded']:>7} "
+            f"{row['surfaced']:>8} {row['acted']:>6}  {rate}"
+        )
+    for title, key in (("most ignored (shown, never used)", "most_ignored"), ("most used", "most_used")):
+        echo(f"\n{title}:")
+        for item in data[key]:
+            echo(
+                f"  {item['id']}  shown {item['surfaced']}, used {item['acted']}  [{item['category']}] "
+                f"{item['summary']}"
+            )
+        if not data[key]:
+            echo("  (none)")
+
+
+# -- cleanup and maintain -------------------------------------------------------------------------------
+
+
+def _parse_selection(text: str, count: int) -> list[int]:
+    """`1 3 5-7`, `1,3`, `all` or empty → 0-based indexes. Raises ValidationError on anything else."""
+    text = text.strip().lower()
+    if not text or text == "none":
+        return []
+    if text == "all":
+        return list(range(count))
+    chosen: dict[int, None] = {}
+    for token in text.replace(",", " ").split():
+        low, sep, high = token.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if sep else first
+        except ValueError:
+            raise ValidationError(f"{token!r} is not a number or a range like 3-5") from None
+        if not (1 <= first <= last <= count):
+            raise ValidationError(f"{token!r} is out of range: choose between 1 and {count}")
+        for number in range(first, last + 1):
+            chosen.setdefault(number - 1, None)
+    return list(chosen)
+
+
+@click.command()
+@click.option("--yes", "-y", is_flag=True, help="Archive every candidate without asking.")
+@json_option
+def cleanup(yes: bool, as_json: bool) -> None:
+    """Review stale memories (ignored, naming only deleted files, unused for 90+ days), worst first,
+    and archive the ones you choose (reversible with `tether restore`). Pinned memories never appear.
+
+    --json only lists them. Otherwise the pass is recorded, which resets the session-start hint."""
+    with _workspace() as ws:
+        candidates = lifecycle.cleanup_candidates(ws)
+        if as_json:
+            emit([c.to_json() for c in candidates])
+            return
+        if not candidates:
+            lifecycle.mark_cleanup_pass(ws)
+            echo("no stale memories: nothing to clean up")
+            return
+        for number, candidate in enumerate(candidates, 1):
+            echo(f"{number:>3}. {_line(candidate.memory)}")
+            echo(f"      {'; '.join(candidate.reasons)}")
+        chosen = list(range(len(candidates))) if yes else _ask(len(candidates))
+        archived = lifecycle.cleanup(ws, [candidates[i].memory.id for i in chosen])
+    echo(f"archived {len(archived)} of {len(candidates)} candidates (`tether restore ID` brings one back)")
+
+
+def _ask(count: int) -> list[int]:
+    for attempt in range(3):
+        answer = click.prompt(
+            "Archive which? numbers like 1 3 5-7, 'all', or Enter for none",
+            default="",
+            show_default=False,
+        )
+        try:
+            return _parse_selection(str(answer), count)
+        except ValidationError as exc:
+            if attempt == 2:
+                raise
+            echo(f"{exc}", err=True)
+    return []
+
+
+@click.command()
+@json_option
+def maintain(as_json: bool) -> None:
+    """Run what session start runs: repo map refresh, rename following, soft-archive of ignored
+    memories, rule file re-sync and the cleanup check; print what it did."""
+    from tether.lifecycle.housekeeping import maintain as run_maintain
+
+    with _workspace() as ws:
+        report = run_maintain(ws)
+    if as_json:
+        emit(
+            {
+                "renamed": [{"id": mid, "from": old, "to": new} for mid, old, new in report.renamed],
+                "archived": [to_dict(m) for m in report.archived],
+                "hints": report.hints,
+            }
+        )
+        return
+    for mid, old, new in report.renamed:
+        echo(f"followed rename: {mid} {old} → {new}")
+    for memory in report.archived:
+        echo(f"archived (ignored): {_line(memory)}")
+    for hint in report.hints:
+        echo(hint)
+    if not (report.renamed or report.archived or report.hints):
+        echo("nothing to do")
+
+
+# -- rule files -----------------------------------------------------------------------------------------
+
+
+@click.group()
+def rules() -> None:
+    """Rule files (AGENTS.md, CLAUDE.md, GEMINI.md, .cursor/rules/*.mdc, .github/copilot-instructions.md)
+    as memory: one memory per rule, scoped to the file's directory."""
+
+
+@rules.command(name="sync")
+@json_option
+def rules_sync(as_json: bool) -> None:
+    """Import every rule file: new rules are added, edited ones updated, removed ones archived.
+
+    Re-running changes nothing. Session start does this by itself when a rule file changed."""
+    from tether.intake.rules import sync_rules
+
+    with _workspace() as ws:
+        report = sync_rules(ws)
+    if as_json:
+        emit(report.to_json())
+    else:
+        for entry in report.files:
+            if entry.error:
+                continue
+            echo(
+                f"{entry.path}: {len(entry.added)} added, {len(entry.updated)} updated, "
+                f"{len(entry.archived)} archived, {len(entry.restored)} restored, {entry.unchanged} unchanged"
+                + (f", {len(entry.moved)} moved here from a renamed file" if entry.moved else "")
+            )
+        for entry in report.removed_files:
+            echo(f"{entry.path}: gone, {len(entry.archived)} archived")
+        if not report.files and not report.removed_files:
+            echo("no rule files found", err=True)
+    for entry in report.files:
+        for warning in entry.warnings:
+            echo(f"warning: {warning}", err=True)
+    for error in report.errors:
+        echo(f"error: {error}", err=True)
+    if report.errors:
+        sys.exit(1)
+
+
+# -- intake ---------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--allow-secret", is_flag=True, help="Store entries that look like credentials anyway.")
+@json_option
+def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
+    """Load curated facts from a JSON seed file (origin seed). Idempotent: known facts are skipped.
+
+    The file is a list (or {"memories": [...]}) of objects with summary and optionally details,
+    category, files, priority, pinned, scope. It is checked whole before anything is written."""
+    with _workspace(require_project=False) as ws:
+        new, same = lifecycle.seed(ws, file, allow_secret=allow_secret)
+    if as_json:
+        emit({"new": new, "present": same})
+        return
+    echo(f"seeded {new} memories ({same} already present)")
+
+
+@click.command(name="import")
+@click.argument("source", default="-", metavar="FILE|claude-memory")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def import_(source: str, directory: Path | None) -> None:
+    """Import JSON lines written by `tether export` (FILE, or standard input), or Claude Code's own
+    memory notes: `tether import claude-memory [DIR]` (DIR defaults to Claude's folder for this repo).
+
+    Importing is idempotent. To import a file literally named claude-memory, write ./claude-memory."""
+    if source == "claude-memory":
+        _import_claude(directory)
+        return
+    if directory is not None:
+        raise click.UsageError("DIR is only for `tether import claude-memory [DIR]`")
+    with _workspace(require_project=False) as ws:
+        try:
+            if source == "-":
+                new, same = ws.import_lines(sys.stdin)
+            else:
+                with open(source, encoding="utf-8") as handle:
+                    new, same = ws.import_lines(handle)
+        except OSError as exc:
+            raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise TetherError(f"{source} is not UTF-8 text: export it with `tether export`") from None
+    echo(f"imported {new} memories ({same} already present)")
+
+
+def _import_claude(directory: Path | None) -> None:
+    from tether.intake.seeds import claude_memory_dir
+
+    with _workspace(require_project=False) as ws:
+        folder = directory or claude_memory_dir(ws.root or Path.cwd())
+        new, same = lifecycle.import_claude_memory(
+            ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
+        )
+    echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
+
+
+@click.command()
+@click.option(
+    "--transcript",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The session transcript (JSON lines).",
+)
+@click.option("--session", help="The session id (for the log).")
+@json_option
+def distill(transcript: Path, session: str | None, as_json: bool) -> None:
+    """Ask the configured LLM for at most 3 durable facts from a session transcript (origin distilled).
+
+    What the SessionEnd hook starts when `distill.enabled` is true. Provider, model, base URL and
+    categories come from `distill.*` config; API keys from the environment (ANTHROPIC_API_KEY,
+    OPENAI_API_KEY). Duplicates and near-duplicates of existing memories are dropped."""
+    with _workspace() as ws:
+        run = lifecycle.run_distill(
+            ws, transcript, session=session, log=lambda m: echo(f"note: {m}", err=True)
+        )
+    report = run.report
+    if as_json:
+        emit(
+            {
+                "transcript": str(report.transcript),
+                "lines": report.lines,
+                "skipped_lines": report.skipped_lines,
+                "called_llm": report.called_llm,
+                "proposed": report.proposed,
+                "written": [to_dict(m) for m in run.stored],
+                "dropped": [{"summary": s, "reason": r} for s, r in report.dropped],
+                "redacted": report.redacted,
+                "note": report.note,
+            }
+        )
+        return
+    echo(
+        f"read {report.lines} transcript lines ({report.skipped_lines} skipped as unreadable); "
+        f"{report.proposed} facts proposed, {len(run.stored)} written"
+        + (f" ({report.note})" if report.note else "")
+    )
+    for memory in run.stored:
+        echo(f"  + {_line(memory)}")
+    for summary, reason in report.dropped:
+        echo(f"  - {summary}: {reason}")
+
+
+@click.command()
+@click.option(
+    "--origin", required=True, help="Which memories: distilled, seed, agent, user, or rules:<path>."
+)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def purge(origin: str, yes: bool) -> None:
+    """Delete every memory of one origin for good (notes included, any status), after confirmation.
+
+    `tether purge --origin distilled` undoes auto-distill wholesale."""
+    origin = check_origin(origin)
+    with _workspace(require_project=False) as ws:
+        doomed = [m for m in ws.find(Query(status=None, origin=origin)) if m.scope != "session"]
+        if not doomed:
+            echo(f"no memories with origin {origin}")
+            return
+        for memory in doomed[:20]:
+            echo(f"  {_line(memory)}")
+        if len(doomed) > 20:
+            echo(f"  … and {len(doomed) - 20} more")
+        if not yes:
+            click.confirm(f"Delete these {len(doomed)} memories for good?", abort=True)
+        deleted = lifecycle.purge_origin(ws, origin)
+    echo(f"deleted {len(deleted)} memories with origin {origin}")
+
+
+COMMANDS: list[click.Command] = [stats, cleanup, maintain, rules, seed, import_, distill, purge]

@@ -1,0 +1,60 @@
+"""The `tether` command line: a thin adapter over `tether.workspace` and friends.
+
+Exit codes: 0 ok, 1 a user error (with a message saying what to do), 2 usage.
+
+The group and `main` live here; the commands live in `cli_memories` (single memories), `cli_recall`
+(search, recall, explain), `cli_project` (init, config, install, index upkeep) and `cli_lifecycle`
+(stats, cleanup, intake), each registered below.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tether.adapters.cli import lifecycle as cli_lifecycle
+from tether.adapters.cli import memories as cli_memories
+from tether.adapters.cli import project as cli_project
+from tether.adapters.cli import recall as cli_recall
+from tether.adapters.cli.common import echo, emit, json_option, read_details, show_memory, workspace
+from tether.errors import TetherError
+
+__all__ = ["cli", "emit", "json_option", "main", "read_details", "show_memory", "workspace"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tether")
+def cli() -> None:
+    """tether: code-aware memory for coding agents.
+
+    Memories are markdown notes in .tether/memories/, tied to the files they are about, recalled by what
+    the agent touches and asks.
+    """
+
+
+def _register() -> None:
+    from tether.adapters.cli import embedder as cli_embedder
+
+    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="tether", standalone_mode=False)
+    except click.exceptions.Abort:
+        echo("aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if isinstance(exc, click.UsageError) else 1)
+    except TetherError as exc:
+        echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,116 @@
+"""CLI commands on the project as a whole: init, config, reindex, doctor, export, demo.
+
+Registered on the main group by `tether.adapters.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.model.display import safe_json
+from tether.store.base import Query
+
+
+@click.command()
+def init() -> None:
+    """Create .tether/ at the git root (memories/, config.toml, .gitignore)."""
+    from tether.project import init_project
+
+    paths, created = init_project(Path.cwd())
+    echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
+
+
+@click.command(name="config")
+@click.argument("key", required=False)
+@click.argument("value", required=False)
+@click.option("--user", is_flag=True, help="Write the user config ($TETHER_HOME/config.toml) instead.")
+@click.option("--list", "list_all", is_flag=True, help="Every key with its value and meaning.")
+@json_option
+def config_(key: str | None, value: str | None, user: bool, list_all: bool, as_json: bool) -> None:
+    """Read or set a configuration key (e.g. `tether config guard.mode deny-once`)."""
+    from tether.config import DEFAULTS, Config, coerce, set_value
+    from tether.project import resolve
+
+    paths = resolve(Path.cwd(), require_project=not user and value is not None)
+    config = Config.load(*paths.config_files)
+    if as_json and value is None:
+        emit({name: config[name] for name in DEFAULTS} if key is None else {key: config[key]})
+        return
+    if list_all or key is None:
+        for name, (_, meaning) in DEFAULTS.items():
+            echo(f"{name} = {config[name]!r}  # {meaning}")
+        return
+    if value is None:
+        coerce(key, config[key] if key in DEFAULTS else None)
+        echo(config[key])
+        return
+    target = paths.home / "config.toml" if user else paths.project_config
+    echo(f"{key} = {set_value(target, key, value)!r}")
+
+
+@click.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to build the sample repo (default: a new temporary directory).",
+)
+def demo(directory: Path | None) -> None:
+    """Replay a scripted agent session on a sample repo through the real hooks."""
+    from tether.adapters.cli.demo import run_demo
+
+    run_demo(directory, echo=click.echo)
+
+
+@click.command()
+@click.option("--embeddings", is_flag=True, help="Only re-embed (after switching embedders).")
+def reindex(embeddings: bool) -> None:
+    """Rebuild the index from the notes (telemetry is kept)."""
+    with workspace(require_project=False, sync_notes=False) as ws:
+        report = ws.reindex(embeddings_only=embeddings)
+        count = ws.store.count(Query(status=None))
+    if embeddings:
+        echo(f"re-embedded {len(report.updated)} memories with {ws.embedder.id}")
+    else:
+        echo(f"indexed {count} memories from notes ({len(report.problems)} notes skipped)")
+    for problem in report.problems:
+        echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
+
+
+@click.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """List every problem: notes that do not parse, dead file references, index gaps."""
+    with workspace(require_project=False, sync_notes=False) as ws:
+        report = ws.doctor()
+    if as_json:
+        emit(
+            {
+                "memories": report.memories,
+                "notes": report.notes,
+                "problems": [vars(p) for p in report.problems],
+            }
+        )
+    else:
+        echo(f"{report.memories} memories, {report.notes} notes")
+        for p in report.problems:
+            echo(f"{p.kind}: {p.where}: {p.message}")
+        if not report.problems:
+            echo("no problems")
+    if report.problems:
+        sys.exit(1)
+
+
+@click.command(name="export")
+def export_() -> None:
+    """Print every memory as JSON lines (round-trips with `tether import`)."""
+    with workspace(require_project=False) as ws:
+        for item in ws.export():
+            echo(safe_json(item, sort_keys=True))
+
+
+COMMANDS = (init, config_, demo, reindex, doctor, export_)

@@ -1,0 +1,111 @@
+"""CLI commands that rank memories for a context: search, recall, explain.
+
+Registered on the main group by `tether.adapters.cli.main`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.model.memory import CATEGORIES
+
+
+@click.command()
+@click.argument("query")
+@click.option("--file", "-f", "files", multiple=True, help="Files being worked on, to rank by too.")
+@click.option("--category", "-c", type=click.Choice(CATEGORIES), help="Only this category.")
+@click.option(
+    "--limit", "-k", type=click.IntRange(1, 200), default=10, show_default=True, help="Most results."
+)
+@json_option
+def search(query: str, files: tuple[str, ...], category: str | None, limit: int, as_json: bool) -> None:
+    """Search memories by meaning and words (the recall fusion, text first). Records nothing."""
+    with workspace(require_project=False) as ws:
+        results = ws.search(query, files=files, category=category, limit=limit)
+    if as_json:
+        emit([r.to_json() for r in results])
+        return
+    for r in results:
+        echo(f"{r.score:5.3f}  {r.line()}")
+    if not results:
+        echo("no matches", err=True)
+
+
+@click.command()
+@click.option("--prompt", "-p", default="", help="What the agent was asked.")
+@click.option("--file", "-f", "files", multiple=True, help="A file being touched. Repeatable.")
+@click.option("--session", help="Session id (for cooldown and recording).")
+@click.option("--turn", type=int, help="Turn number in the session.")
+@click.option("--limit", "-k", type=click.IntRange(0, 50), help="Most memories (default: recall.limit).")
+@click.option("--budget", type=click.IntRange(0), help="Most characters (default: recall.budget).")
+@click.option("--no-record", is_flag=True, help="Dry run: do not count this as a surfacing.")
+@json_option
+def recall(
+    prompt: str,
+    files: tuple[str, ...],
+    session: str | None,
+    turn: int | None,
+    limit: int | None,
+    budget: int | None,
+    no_record: bool,
+    as_json: bool,
+) -> None:
+    """What an agent would be given for this prompt and these files, with receipts."""
+    from tether.recall.recaller import Recaller
+
+    with workspace(require_project=False) as ws:
+        result = Recaller(ws).recall(
+            prompt, files, session=session, turn=turn, limit=limit, budget=budget, record=not no_record
+        )
+    if as_json:
+        emit(result.to_json())
+        return
+    for r in result.memories:
+        echo(f"{r.score:5.3f}  {r.line()}")
+    if not result.memories:
+        echo("nothing to recall for this context", err=True)
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--prompt", "-p", default="", help="The prompt to explain against.")
+@click.option("--file", "-f", "files", multiple=True, help="A file being touched. Repeatable.")
+@json_option
+def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) -> None:
+    """The full score breakdown of one memory for a context, and its rank."""
+    from tether.recall.recaller import Recaller, receipt
+
+    with workspace(require_project=False) as ws:
+        candidate, rank = Recaller(ws).explain(memory_id, prompt, files)
+    data = {
+        "id": candidate.memory_id,
+        "rank": rank,
+        "score": round(candidate.score, 4),
+        "rank_credit": {k: round(v, 4) for k, v in candidate.rrf.items()},
+        "magnitudes": {k: round(v, 4) for k, v in candidate.magnitude.items()},
+        "multiplier": candidate.multiplier,
+        "evidence": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in candidate.evidence.items()},
+        "receipt": receipt(candidate),
+        "injectable": rank is not None,
+    }
+    if as_json:
+        emit(data)
+        return
+    echo(f"{candidate.memory_id}: score {data['score']}, rank {rank if rank else '— (not injectable)'}")
+    sections: dict[str, dict[str, Any]] = {
+        "rank credit": data["rank_credit"],  # type: ignore[dict-item]
+        "magnitude": data["magnitudes"],  # type: ignore[dict-item]
+        "evidence": data["evidence"],  # type: ignore[dict-item]
+    }
+    for section, values in sections.items():
+        for key, value in values.items():
+            echo(f"  {section}: {key} = {value}")
+    if candidate.multiplier != 1.0:
+        echo(f"  multiplier: priority high x{candidate.multiplier}")
+    echo(f"  receipt: via {data['receipt']}")
+
+
+COMMANDS = (search, recall, explain)

@@ -1,0 +1,138 @@
+"""`tether hook <agent> <event>`: the agent's hook JSON on stdin, tether's reply on stdout.
+
+Hooks fail open: malformed input, no project, a locked or corrupt index, any exception or a missed
+deadline all mean exit 0 and nothing on stdout, with one line in the log. The agent is never blocked by a
+broken memory store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from tether.model.display import printable_data, safe_json
+
+# Well under the agents' own hook timeouts (Claude Code's prompt hook: the 5-10 s the installer sets),
+# so a slow disk or a wedged lock makes tether go quiet instead of making the agent wait.
+DEFAULT_DEADLINE_SECONDS = 3.0
+
+
+class _Deadline(Exception):
+    pass
+
+
+def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
+    """Run one hook. Always returns 0."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    started = time.perf_counter()
+    agent = argv[0] if argv else ""
+    event_name = argv[1] if len(argv) > 1 else ""
+    cwd = Path.cwd()
+    try:
+        deadline = float(os.environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE_SECONDS))
+    except ValueError:
+        deadline = DEFAULT_DEADLINE_SECONDS
+    armed = [True]
+
+    def on_deadline(signum: int, frame: Any) -> None:
+        # One-shot: the alarm can be delivered late (after a blocking C call returns), even while an
+        # earlier failure is being handled; it must raise at most once, where a handler catches it.
+        if armed[0]:
+            armed[0] = False
+            raise _Deadline("hook deadline passed")
+
+    previous = signal.signal(signal.SIGALRM, on_deadline)
+    signal.setitimer(signal.ITIMER_REAL, deadline)
+    failure: BaseException | None = None
+    output: dict[str, Any] | None = None
+    try:
+        try:
+            output = _work(agent, event_name, stdin)
+        except BaseException as exc:  # fail open, whatever happened
+            failure = exc
+    except _Deadline as late:  # delivered while the first failure was being caught
+        failure = failure or late
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if failure is not None:
+        _log_failure(cwd, agent, event_name, failure, time.perf_counter() - started)
+    elif output is not None:
+        try:
+            # Memory text is data: control characters reach the agent shown, not obeyed (`tether.model.display`).
+            stdout.write(safe_json(printable_data(output)))
+            stdout.flush()
+        except OSError:
+            pass  # the agent stopped listening
+    return 0
+
+
+def _work(agent: str, event_name: str, stdin: Any) -> dict[str, Any] | None:
+    from tether.adapters.hooks.agents import AGENTS, known_event
+
+    if agent not in AGENTS or not known_event(agent, event_name):
+        raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
+    raw = stdin.read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"hook input is not JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(payload, dict):
+        raise ValueError("hook input is not a JSON object")
+    return _run(agent, event_name, payload)
+
+
+def _run(agent: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from tether.adapters.hooks.agents import parse, render
+    from tether.adapters.hooks.behaviour import handle
+    from tether.errors import NoProjectError
+    from tether.workspace import Workspace
+
+    event = parse(agent, event_name, payload)
+    if event.kind in ("other", "stop"):
+        return render(agent, event_name, event, _empty())
+    try:
+        ws = Workspace.open(event.cwd, require_project=True, light=True)
+    except NoProjectError:
+        return render(agent, event_name, event, _empty())  # not a tether project: nothing to say
+    try:
+        reply = handle(ws, event)
+    finally:
+        ws.close()
+    return render(agent, event_name, event, reply)
+
+
+def _empty() -> Any:
+    from tether.adapters.hooks.behaviour import Reply
+
+    return Reply()
+
+
+def _log_failure(cwd: Path, agent: str, event: str, exc: BaseException, elapsed: float) -> None:
+    try:
+        from tether.project import find_project_root, user_home
+
+        root = find_project_root(cwd)
+        logs = root / ".tether" / "logs" if root else user_home() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        where = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " | ")
+        line = json.dumps(
+            {
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "hook": f"{agent} {event}",
+                "error": where,
+                "elapsed_ms": round(elapsed * 1000),
+            }
+        )
+        with open(logs / "hooks.log", "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+    except Exception:
+        pass

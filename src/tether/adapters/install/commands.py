@@ -1,0 +1,65 @@
+"""`tether install` and `tether uninstall`: the installer's commands, attached to the CLI by `tether.__main__`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tether.model.display import printable
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def echo(message: str) -> None:
+    """Config diffs and paths may hold anything a file can: control characters are shown, not obeyed."""
+    click.echo(printable(message))
+
+
+def _install_options(func: F) -> F:
+    func = click.option("--dry-run", is_flag=True, help="Print the diff, write nothing.")(func)
+    func = click.option("--user", "scope", flag_value="user", help="Install for your user (all projects).")(
+        func
+    )
+    func = click.option(
+        "--project", "scope", flag_value="project", default=True, help="Install into this project (default)."
+    )(func)
+    return click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))(func)
+
+
+def _show_install(report: Any, dry_run: bool) -> None:
+    if report.diff:
+        echo(report.diff.rstrip())
+    verb = "would change" if dry_run else "changed"
+    echo(f"{verb}: {', '.join(str(p) for p in report.changed) or 'nothing (already up to date)'}")
+    for backup in report.backups:
+        echo(f"backup: {backup}")
+    for note in report.notes:
+        echo(f"note: {note}")
+
+
+@click.command()
+@_install_options
+def install(agent: str, scope: str, dry_run: bool) -> None:
+    """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up)."""
+    from tether.adapters.install.installer import install as do_install
+    from tether.project import find_git_root
+
+    root = find_git_root(Path.cwd()) or Path.cwd()
+    _show_install(do_install(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+
+
+@click.command()
+@_install_options
+def uninstall(agent: str, scope: str, dry_run: bool) -> None:
+    """Remove exactly what `tether install` added."""
+    from tether.adapters.install.installer import uninstall as do_uninstall
+    from tether.project import find_git_root
+
+    root = find_git_root(Path.cwd()) or Path.cwd()
+    _show_install(do_uninstall(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+
+
+COMMANDS = (install, uninstall)

@@ -1,0 +1,282 @@
+"""Edits of JSON config files (settings.json, hooks.json, mcp.json): add tether's entries, take them out again.
+
+Every other key, hook and server is kept in place and in order. The file is re-serialised with the indent it
+already had; uninstall gives back the original bytes when the content is the original's (see `files.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tether.adapters.install.specs import (
+    SERVER_NAME,
+    HookSpec,
+    hook_command,
+    is_tether_hook,
+    is_tether_server,
+)
+
+
+class Problem(Exception):
+    """What is wrong with a config file, worded to follow its path (`files.py` adds the path)."""
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def load(text: str | None) -> dict[str, Any]:
+    """Parse a JSON config; a missing or whitespace-only file is an empty object."""
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Problem(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise Problem(f"should hold a JSON object at the top level, found {_kind(data)}")
+    return data
+
+
+_INDENT = re.compile(r"\n([ \t]+)\S")
+
+
+def dump(data: dict[str, Any], like: str | None) -> str:
+    """Serialise with the indent and final newline of `like` (the file's current text), else 2 spaces."""
+    indent: str | int = 2
+    if like:
+        match = _INDENT.search(like)
+        if match:
+            found = match.group(1)
+            indent = "\t" if found.startswith("\t") else len(found)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    newline = not like or like.endswith("\n")
+    return text + "\n" if newline else text
+
+
+class Part(Protocol):
+    """One thing tether owns inside a JSON file (its hooks, or its MCP server)."""
+
+    def apply(self, data: dict[str, Any]) -> None: ...
+
+    def remove(self, data: dict[str, Any], keep: bool) -> None:
+        """Take tether's entries out; with `keep`, leave emptied containers that `apply` is about to refill."""
+        ...
+
+
+def _hooks_table(data: dict[str, Any], create: bool) -> dict[str, Any] | None:
+    hooks = data.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = data["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise Problem(f"`hooks` should be an object, found {_kind(hooks)}")
+    return hooks
+
+
+def _event_list(hooks: dict[str, Any], event: str) -> list[Any]:
+    entries = hooks[event]
+    if not isinstance(entries, list):
+        raise Problem(f"`hooks.{event}` should be a list, found {_kind(entries)}")
+    return entries
+
+
+@dataclass
+class _Hooks:
+    """tether's hooks in `hooks.<event> = [entry, ...]`; subclasses say what one entry looks like."""
+
+    agent: str
+    specs: Sequence[HookSpec]
+    command: Sequence[str]
+
+    def entry(self, spec: HookSpec) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        """The entries of `hooks.<event>` to keep once tether's handlers are taken out."""
+        raise NotImplementedError
+
+    def apply(self, data: dict[str, Any]) -> None:
+        hooks = _hooks_table(data, create=True)
+        assert hooks is not None
+        for spec in self.specs:
+            hooks.setdefault(spec.event, [])
+            _event_list(hooks, spec.event).append(self.entry(spec))
+
+    def remove(self, data: dict[str, Any], keep: bool) -> None:
+        hooks = _hooks_table(data, create=False)
+        if hooks is None:
+            return
+        ours = {spec.event for spec in self.specs} if keep else set()
+        removed = False
+        for event in list(hooks):
+            entries = _event_list(hooks, event)
+            kept = self.strip(event, entries)
+            if len(kept) != len(entries):
+                removed = True
+                entries[:] = kept
+                if not kept and event not in ours:
+                    del hooks[event]
+        if removed and not hooks and not keep:
+            del data["hooks"]
+
+
+@dataclass
+class NestedHooks(_Hooks):
+    """Claude Code, Codex and Gemini: `hooks.<Event> = [{matcher?, hooks: [{type, command, timeout}]}]`."""
+
+    named: bool = False  # Gemini handlers carry a `name` (shown in /hooks, used to disable one)
+
+    def entry(self, spec: HookSpec) -> dict[str, Any]:
+        handler: dict[str, Any] = {}
+        if self.named:
+            handler["name"] = f"tether-{spec.event}"
+        handler.update(
+            type="command", command=hook_command(self.command, self.agent, spec.event), timeout=spec.timeout
+        )
+        group: dict[str, Any] = {} if spec.matcher is None else {"matcher": spec.matcher}
+        group["hooks"] = [handler]
+        return group
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        kept: list[Any] = []
+        for i, group in enumerate(entries):
+            if not isinstance(group, dict):
+                raise Problem(f"`hooks.{event}[{i}]` should be an object, found {_kind(group)}")
+            handlers = group.get("hooks")
+            if handlers is None:
+                kept.append(group)
+                continue
+            if not isinstance(handlers, list):
+                raise Problem(f"`hooks.{event}[{i}].hooks` should be a list, found {_kind(handlers)}")
+            others = [h for h in handlers if not is_tether_hook(h)]
+            if len(others) == len(handlers):
+                kept.append(group)
+            elif others:  # someone put their own handler into tether's group: keep theirs
+                group["hooks"] = others
+                kept.append(group)
+        return kept
+
+
+@dataclass
+class FlatHooks(_Hooks):
+    """Cursor: `{"version": 1, "hooks": {"<event>": [{command, matcher?, timeout}]}}`."""
+
+    def entry(self, spec: HookSpec) -> dict[str, Any]:
+        entry: dict[str, Any] = {"command": hook_command(self.command, self.agent, spec.event)}
+        if spec.matcher is not None:
+            entry["matcher"] = spec.matcher
+        entry["timeout"] = spec.timeout
+        return entry
+
+    def strip(self, event: str, entries: list[Any]) -> list[Any]:
+        return [e for e in entries if not is_tether_hook(e)]
+
+    def apply(self, data: dict[str, Any]) -> None:
+        if "version" not in data:  # Cursor requires `"version": 1` in hooks files; put it first
+            rest = dict(data)
+            data.clear()
+            data["version"] = 1
+            data.update(rest)
+        super().apply(data)
+
+
+@dataclass
+class McpServer:
+    """`mcpServers.tether`. An existing tether entry keeps the user's extra keys (env, timeout...)."""
+
+    entry: dict[str, Any]
+    container: str = "mcpServers"
+
+    def _servers(self, data: dict[str, Any], create: bool) -> dict[str, Any] | None:
+        servers = data.get(self.container)
+        if servers is None:
+            if not create:
+                return None
+            servers = data[self.container] = {}
+        if not isinstance(servers, dict):
+            raise Problem(f"`{self.container}` should be an object, found {_kind(servers)}")
+        return servers
+
+    def apply(self, data: dict[str, Any]) -> None:
+        servers = self._servers(data, create=True)
+        assert servers is not None
+        existing = servers.get(SERVER_NAME)
+        if existing is None:
+            servers[SERVER_NAME] = dict(self.entry)
+        elif is_tether_server(existing):
+            existing.update(self.entry)
+        else:
+            shown = json.dumps(existing, ensure_ascii=False)[:200]
+            raise Problem(
+                f"already has an MCP server named {SERVER_NAME!r} that does not run `tether mcp` ({shown}); "
+                "rename or remove it, then install again"
+            )
+
+    def remove(self, data: dict[str, Any], keep: bool) -> None:
+        if keep:  # about to apply: `apply` updates the entry where it is, keeping its place and extra keys
+            return
+        servers = self._servers(data, create=False)
+        if servers is None or not is_tether_server(servers.get(SERVER_NAME)):
+            return
+        del servers[SERVER_NAME]
+        if not servers:
+            del data[self.container]
+
+
+def _pruned(data: dict[str, Any], containers: Sequence[str]) -> dict[str, Any]:
+    """`data` without empty hook lists and empty containers: what tether may leave behind or take away."""
+    out = dict(data)
+    for key in containers:
+        value = out.get(key)
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if v != []}
+            if value:
+                out[key] = value
+            else:
+                del out[key]
+    return out
+
+
+@dataclass
+class JsonEditor:
+    """The parts tether owns in one JSON file. `skeleton` is what a file tether created holds once emptied."""
+
+    parts: Sequence[Part]
+    skeleton: dict[str, Any] = field(default_factory=dict)
+    containers: Sequence[str] = ("hooks", "mcpServers")
+
+    def parse(self, text: str | None) -> dict[str, Any]:
+        return load(text)
+
+    def install(self, text: str | None) -> str:
+        data = load(text)
+        for part in self.parts:
+            part.remove(data, keep=True)
+        for part in self.parts:
+            part.apply(data)
+        return dump(data, text)
+
+    def uninstall(self, text: str) -> str:
+        data = load(text)
+        before = json.dumps(data)
+        for part in self.parts:
+            part.remove(data, keep=False)
+        if json.dumps(data) == before:
+            return text
+        return dump(data, text)
+
+    def equivalent(self, a: str, b: str) -> bool:
+        try:
+            return _pruned(load(a), self.containers) == _pruned(load(b), self.containers)
+        except Problem:
+            return False
+
+    def is_blank(self, text: str) -> bool:
+        return _pruned(load(text), self.containers) in ({}, self.skeleton)

@@ -1,0 +1,21 @@
+"""`tether mcp`, attached to the CLI by `tether.__main__`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on loopback instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind with --http.")
+@click.option("--port", type=int, default=8765, show_default=True, help="Port for --http.")
+def mcp(http: bool, host: str, port: int) -> None:
+    """Serve the memory tools over MCP (stdio by default)."""
+    from tether.adapters.mcp.server import run
+
+    run(Path.cwd(), http=http, host=host, port=port)
+
+
+COMMANDS = (mcp,)

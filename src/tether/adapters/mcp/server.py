@@ -1,0 +1,132 @@
+"""The MCP server (DESIGN §5): six memory tools over stdio or streamable HTTP, a thin adapter over `Workspace`.
+
+Short results with ids from `memory_search`; the full text only from `memory_get`. The handshake never waits
+on the index or an embedding model: the workspace opens on the first tool call and is kept, re-synced from
+the notes (incrementally) on every call.
+
+    $ python -m tether.adapters.mcp.server            # stdio, what agents spawn
+    $ python -m tether.adapters.mcp.server --http     # streamable HTTP on http://127.0.0.1:8765/mcp
+
+The server is built here; the workspace it keeps is `mcp_memories`, its tools are `mcp_tools`, the shapes
+of their answers are `mcp_results`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+from tether.adapters.mcp.memories import AGENT_SESSION_VARS, SESSION_KEY, Memories, agent_session, for_agent
+from tether.adapters.mcp.tools import register_tools
+from tether.errors import TetherError, ValidationError
+
+__all__ = [
+    "AGENT_SESSION_VARS",
+    "INSTRUCTIONS",
+    "NAME",
+    "SESSION_KEY",
+    "Memories",
+    "agent_session",
+    "build_server",
+    "check_loopback",
+    "for_agent",
+    "main",
+    "run",
+]
+
+NAME = "tether"
+# Sent with the handshake on every connection: short, so it costs the agent's context almost nothing.
+INSTRUCTIONS = (
+    "tether is this repository's memory: preferences, decisions, gotchas and context learned in earlier "
+    "sessions, tied to the files they are about. Call memory_search before working on unfamiliar code or "
+    "when the answer may already be known; memory_get <id> for a memory's full text; memory_add to save "
+    "a durable fact (one per call) once you learn it."
+)
+LOOPBACK_NAMES = ("localhost",)
+
+
+def build_server(cwd: Path) -> MCPServer:
+    """The MCP server for the project at (or above) `cwd`. Nothing is opened until the first tool call.
+
+    >>> build_server(Path(".")).run()  # doctest: +SKIP
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        tether_version = version("tether")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        tether_version = "0"
+
+    memories = Memories(cwd)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            memories.close()
+
+    server = MCPServer(
+        NAME, version=tether_version, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+    )
+    register_tools(server, memories)
+    return server
+
+
+def check_loopback(host: str) -> str:
+    """`host` if it is a loopback address; the HTTP server has no authentication, so nothing else is allowed."""
+    if host in LOOPBACK_NAMES:
+        return host
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return host
+    except ValueError:
+        pass
+    raise ValidationError(
+        f"refusing to listen on {host!r}: the MCP server has no authentication, so it binds to loopback only; "
+        "use 127.0.0.1, ::1 or localhost (and a tunnel such as ssh -L to reach it from elsewhere)"
+    )
+
+
+def run(cwd: Path, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve the memory tools: over stdio (default) or streamable HTTP at http://host:port/mcp."""
+    if not http:
+        build_server(cwd).run()
+        return
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    check_loopback(host)
+    # Loopback alone does not stop a web page from reaching the server through DNS rebinding: only
+    # requests whose Host (and Origin, when a browser sends one) name a loopback address are served.
+    # The SDK turns this on by itself for three spellings of loopback only; 127.0.0.2 deserves it too.
+    names = sorted({"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host})
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
+    build_server(cwd).run("streamable-http", host=host, port=port, transport_security=security)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m tether.adapters.mcp.server", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--http", action="store_true", help="Serve streamable HTTP instead of stdio.")
+    parser.add_argument("--host", default="127.0.0.1", help="Loopback address to listen on (with --http).")
+    parser.add_argument("--port", type=int, default=8765, help="Port to listen on (with --http).")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="Directory inside the project.")
+    args = parser.parse_args(argv)
+    try:
+        run(args.cwd, http=args.http, host=args.host, port=args.port)
+    except TetherError as exc:
+        parser.exit(2, f"tether mcp: {exc}\n")
+
+
+if __name__ == "__main__":
+    main()

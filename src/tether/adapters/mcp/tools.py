@@ -1,0 +1,273 @@
+"""The six memory tools of the MCP server: their arguments (with the aliases models guess), descriptions,
+annotations and bodies. Each body is one `Memories.use()` step over the workspace."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, cast
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import AliasChoices, Field
+
+from tether.adapters.mcp.memories import Memories, agent_session
+from tether.adapters.mcp.results import (
+    AddResult,
+    Changed,
+    Full,
+    Hit,
+    Links,
+    Neighbour,
+    SearchResult,
+    brief,
+    changed,
+    full,
+)
+from tether.model.display import printable_data
+
+# The co-change neighbours shown per file by memory_links, as recall uses (DESIGN §4: ≤ 2 per file).
+NEIGHBOURS_PER_FILE = 2
+# Files of one memory whose neighbours are looked up: a memory naming 40 files is about a directory.
+NEIGHBOUR_FILES = 10
+
+Category = Literal["pref", "decision", "gotcha", "context"]
+Scope = Literal["project", "user", "session"]
+
+# Argument aliases models habitually guess; the schema shows the first name of each, the rest are accepted.
+MemoryId = Annotated[
+    str,
+    Field(
+        validation_alias=AliasChoices("id", "memory_id", "memoryId"),
+        description="Memory id: 8 hex characters, as returned by memory_search",
+    ),
+]
+Files = Annotated[
+    list[str] | str | None,
+    Field(
+        validation_alias=AliasChoices("files", "file", "path", "paths"),
+        description="Repository paths (relative to the root, or absolute inside it); a path ending in / is a directory",
+    ),
+]
+
+
+def _paths(files: list[str] | str | None) -> list[str]:
+    """One path, a list, or a comma-separated string (models send all three)."""
+    if files is None:
+        return []
+    items = [files] if isinstance(files, str) else files
+    out: list[str] = []
+    for item in items:
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return out
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _shown(func: F) -> F:
+    """Memory text is data: a tool's answer has its control characters shown, not obeyed (`tether.model.display`)."""
+
+    @functools.wraps(func)
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        return printable_data(func(*args, **kwargs))
+
+    return cast(F, answer)
+
+
+def _read_only() -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def _writes(*, destructive: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=True, open_world_hint=False
+    )
+
+
+def register_tools(server: MCPServer, memories: Memories) -> None:
+    """Add the memory tools to `server`, each working on the workspace `memories` opens on first use."""
+
+    @server.tool(structured_output=True, title="Search project memory", annotations=_read_only())
+    @_shown
+    def memory_search(
+        query: Annotated[
+            str,
+            Field(
+                validation_alias=AliasChoices("query", "q", "text", "search"),
+                description="What you want to know, in words, or a symbol or file name",
+            ),
+        ],
+        files: Files = None,
+        category: Annotated[Category | None, Field(description="Only memories of this category")] = None,
+        limit: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=50,
+                validation_alias=AliasChoices("limit", "k", "top_k", "n"),
+                description="At most this many results",
+            ),
+        ] = 10,
+    ) -> SearchResult:
+        """Search the project's memory (preferences, decisions, gotchas, context). Returns one line per
+        memory with its id and why it matched; call memory_get for the full text. Pass `files` to favour
+        memories about the files you are working on."""
+        paths = _paths(files)
+        if not query.strip() and not paths:
+            raise ToolError(
+                "query is empty: say what you want to know, or pass `files` to find memories about them"
+            )
+        with memories.use() as ws:
+            found = ws.search(query, limit=limit, category=category, files=paths)
+            hits: list[Hit] = [
+                {
+                    "id": r.memory.id,
+                    "summary": r.memory.summary,
+                    "category": r.memory.category,
+                    "score": round(r.score, 4),
+                    "receipt": r.receipt,
+                    "has_details": bool(r.memory.details),
+                }
+                for r in found
+            ]
+        hint = (
+            "memory_get <id> returns a memory's full text"
+            if hits
+            else "no memory matched: try other words or fewer of them; memory_add saves what you learn"
+        )
+        return {"results": hits, "hint": hint}
+
+    @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())
+    @_shown
+    def memory_get(id: MemoryId) -> Full:
+        """The full text of one memory (details, files, links, status, what it supersedes). Archived and
+        superseded memories are still readable here."""
+        with memories.use() as ws:
+            memory = ws.ack(id, session=agent_session(), via="memory_get")
+            return full(ws, memory)
+
+    @server.tool(structured_output=True, title="Save a memory", annotations=_writes(destructive=False))
+    @_shown
+    def memory_add(
+        summary: Annotated[
+            str,
+            Field(
+                validation_alias=AliasChoices("summary", "text", "content", "title"),
+                description="One line, at most 160 characters: the fact itself, as it should be shown later",
+            ),
+        ],
+        details: Annotated[
+            str,
+            Field(
+                validation_alias=AliasChoices("details", "body"),
+                description="Markdown: the why, examples, [[id]] links",
+            ),
+        ] = "",
+        category: Annotated[
+            Category,
+            Field(
+                description="pref (how the user wants things), decision (and why), gotcha (a trap), context"
+            ),
+        ] = "context",
+        files: Files = None,
+        scope: Annotated[
+            Scope,
+            Field(
+                description="project (shared with the repo), user (follows the person), session (this session only)"
+            ),
+        ] = "project",
+        pinned: Annotated[bool, Field(description="Always recalled; use sparingly")] = False,
+        supersedes: Annotated[
+            str | None, Field(description="Id of a memory this one replaces; the old one leaves recall")
+        ] = None,
+    ) -> AddResult:
+        """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
+        the same text twice returns the existing memory. Tie it to the files it is about."""
+        with memories.use() as ws:
+            added = ws.add(
+                summary,
+                details=details,
+                category=category,
+                files=_paths(files),
+                scope=scope,
+                pinned=pinned,
+                origin="agent",
+                supersedes=supersedes,
+                session=agent_session() if scope == "session" else None,
+            )
+        m = added.memory
+        message = f"saved {m.id}" if added.created else f"already saved as {m.id}; nothing new was written"
+        if added.created and m.supersedes:
+            message += f"; it supersedes {m.supersedes}"
+        return {
+            "id": m.id,
+            "created": added.created,
+            "summary": m.summary,
+            "category": m.category,
+            "scope": m.scope,
+            "files": list(m.files),
+            "message": message,
+        }
+
+    @server.tool(structured_output=True, title="Archive a memory", annotations=_writes(destructive=True))
+    @_shown
+    def memory_remove(
+        id: MemoryId,
+        reason: Annotated[str, Field(description="Why it is wrong or obsolete (kept in the log)")] = "",
+    ) -> Changed:
+        """Archive a memory that is wrong or obsolete: it leaves search and recall but is kept, and can be
+        restored (`tether restore <id>`). To replace a memory with a corrected one, prefer memory_add with
+        `supersedes`."""
+        with memories.use() as ws:
+            memory = ws.archive(id, reason or "memory_remove")
+        return changed(memory, f"archived {memory.id}; `tether restore {memory.id}` brings it back")
+
+    @server.tool(structured_output=True, title="Links of a memory", annotations=_read_only())
+    @_shown
+    def memory_links(id: MemoryId) -> Links:
+        """What a memory is connected to: memories it links to and that link to it ([[wikilinks]]), the
+        files it is about, and memories on files that often change together with those."""
+        with memories.use() as ws:
+            memory = ws.get(id)
+            outgoing, incoming = ws.links(memory)
+            co_change: list[Neighbour] = []
+            repo = memories.repo(ws)
+            if repo is not None:
+                for path in [f for f in memory.files if not f.endswith("/")][:NEIGHBOUR_FILES]:
+                    for other, confidence in repo.neighbours(path, NEIGHBOURS_PER_FILE):
+                        if other in memory.files:
+                            continue
+                        owners = ws.store.owners([other]).get(other, [])
+                        found = [m for mid in owners if mid != memory.id and (m := ws.store.get(mid))]
+                        co_change.append(
+                            {
+                                "file": other,
+                                "changes_with": path,
+                                "confidence": round(confidence, 3),
+                                "memories": [brief(m) for m in found],
+                            }
+                        )
+        return {
+            "id": memory.id,
+            "summary": memory.summary,
+            "links_to": [brief(m) for m in outgoing],
+            "linked_from": [brief(m) for m in incoming],
+            "files": list(memory.files),
+            "co_change": co_change,
+        }
+
+    @server.tool(
+        structured_output=True, title="Pin or unpin a memory", annotations=_writes(destructive=False)
+    )
+    @_shown
+    def memory_pin(
+        id: MemoryId,
+        pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,
+    ) -> Changed:
+        """Pin a memory so it is always recalled, above the statistics (or unpin it). For what the user
+        insists on; pinning many memories makes each one count for less."""
+        with memories.use() as ws:
+            memory = ws.pin(id, pinned)
+        return changed(memory, f"{'pinned' if memory.pinned else 'unpinned'} {memory.id}")

@@ -1,0 +1,449 @@
+"""Rule files become memory (DESIGN §6): `tether rules sync` and the session-start re-sync.
+
+Each rule of AGENTS.md, CLAUDE.md, GEMINI.md, `.cursor/rules/*.mdc` and `.github/copilot-instructions.md`
+(nested ones too; `tether.intake.rulefiles` finds and splits them) is one `pref` memory with origin
+`rules:<path>`, scoped to the file's directory. Syncing is idempotent, and follows edits:
+
+- a rule whose text is unchanged keeps its memory (matched by content hash);
+- an edited rule is the removed rule whose text is most like it (difflib ratio ≥ `MATCH_RATIO` on the
+  rule text, a small bonus for the same heading): its memory is updated in place, keeping id and telemetry;
+- a rule with no such match is new; a memory whose rule is gone is archived (never deleted), and restored
+  if the rule comes back.
+
+A rule that looks like it holds a credential is skipped with a warning rather than stored: rule files are
+committed, but memory also flows to user scope, team databases and model prompts, and DESIGN §8 promises
+no secrets in memory unless explicitly allowed.
+
+>>> report = sync_rules(ws)  # doctest: +SKIP
+>>> resync_if_changed(ws)  # cheap when no rule file changed  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tether.errors import TetherError, ValidationError
+from tether.fs import file_lock
+from tether.intake.rulefiles import RuleUnit, find_rule_files, read_rule_file
+from tether.model.memory import SUMMARY_MAX, Memory, check_text, content_hash, normalize_path
+from tether.model.secrets import find_secret
+from tether.store.base import Query
+from tether.workspace import Workspace
+
+__all__ = ["MATCH_RATIO", "FileSync", "RulesSync", "fingerprint", "render", "resync_if_changed", "sync_rules"]
+
+META_HASH = "rules.hash"
+# Bump when `render` changes what a rule's memory looks like, so every project re-syncs once.
+RENDER_VERSION = "1"
+# An edited rule keeps most of its words; two different rules of one file rarely share half. Below this
+# an edit is treated as remove + add, which costs only the old memory's telemetry.
+MATCH_RATIO = 0.5
+# Between two equally similar candidates, the one under the same heading is the edited rule.
+HEADING_BONUS = 0.05
+CATEGORY = "pref"  # a rule says how work is done here: DESIGN §1's meaning of `pref`
+TRAILER = "Rule from "
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_WILDCARD = re.compile(r"[*?\[\]{}!]")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What one rule unit becomes: the memory's text and file references (repo-relative)."""
+
+    unit: RuleUnit
+    summary: str
+    details: str
+    files: tuple[str, ...]
+
+    @property
+    def body(self) -> str:
+        return _strip_trailer(self.summary, self.details)
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.summary, self.details)
+
+
+@dataclass
+class FileSync:
+    """What syncing one rule file did."""
+
+    path: str
+    added: list[Memory] = field(default_factory=list)
+    updated: list[Memory] = field(default_factory=list)
+    archived: list[Memory] = field(default_factory=list)
+    restored: list[Memory] = field(default_factory=list)
+    moved: list[Memory] = field(default_factory=list)  # adopted from a rule file that was renamed or moved
+    unchanged: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.archived or self.restored or self.moved)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "added": [m.id for m in self.added],
+            "updated": [m.id for m in self.updated],
+            "archived": [m.id for m in self.archived],
+            "restored": [m.id for m in self.restored],
+            "moved": [m.id for m in self.moved],
+            "unchanged": self.unchanged,
+            "warnings": self.warnings,
+            "error": self.error,
+        }
+
+
+@dataclass
+class RulesSync:
+    files: list[FileSync] = field(default_factory=list)
+    removed_files: list[FileSync] = field(default_factory=list)  # rule files that are gone
+
+    @property
+    def errors(self) -> list[str]:
+        return [f.error for f in self.files if f.error]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": [f.to_json() for f in self.files],
+            "removed_files": [f.to_json() for f in self.removed_files],
+        }
+
+
+# -- rendering ------------------------------------------------------------------------------------------
+
+
+def render(unit: RuleUnit, root: Path) -> Rendered:
+    """A rule unit as memory text: summary = its first line (list marker dropped, ≤ 160 chars), details =
+    the rest plus a trailer naming the file and heading trail (and an `.mdc` file's globs)."""
+    lines = unit.text.splitlines()
+    index = next((i for i, line in enumerate(lines) if line.strip() and not _FENCE.match(line)), None)
+    if index is None:
+        # A rule that is only a code block: the heading says what it is for.
+        first = unit.heading.split(" > ")[-1] if unit.heading else f"Code from {unit.path}"
+        rest = unit.text
+    else:
+        first = _MARKER.sub("", lines[index]).strip().lstrip("#>").strip() or lines[index].strip()
+        rest = textwrap.dedent("\n".join(lines[index + 1 :])) if index == 0 else unit.text
+    first = " ".join(first.split())
+    summary = first
+    if len(first) > SUMMARY_MAX:
+        summary = first[: SUMMARY_MAX - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+        rest = f"{first}\n{rest}" if rest.strip() else first
+    trailer = TRAILER + unit.path + (f" › {unit.heading}" if unit.heading else "")
+    if unit.globs:
+        trailer += f"\nApplies to: {', '.join(unit.globs)}"
+    details = "\n\n".join(part for part in (rest.strip("\n"), trailer) if part.strip())
+    return Rendered(unit, summary, details, _files(unit, root))
+
+
+def _strip_trailer(summary: str, details: str) -> str:
+    head, sep, last = details.rpartition("\n\n")
+    if sep and last.startswith(TRAILER):
+        details = head
+    elif details.startswith(TRAILER):
+        details = ""
+    return f"{summary}\n{details}".strip()
+
+
+def _heading_of(memory: Memory) -> str:
+    _, _, last = memory.details.rpartition("\n\n")
+    first = last.splitlines()[0] if last.startswith(TRAILER) else ""
+    return first.partition(" › ")[2]
+
+
+def _files(unit: RuleUnit, root: Path) -> tuple[str, ...]:
+    """File references: the rule file's directory, or for `.mdc` rules their globs.
+
+    A plain glob (`src/api`, `docs/guide.md`) is a path relative to the directory holding `.cursor/`:
+    a directory ref when it is a directory, else a file ref. A wildcard glob (`src/**/*.ts`) becomes its
+    literal leading directory (`src/`) as a directory ref, since recall matches paths, not patterns; a
+    wildcard with no literal directory (`**/*.ts`) narrows nothing, so the rule falls back to its scope.
+    The glob text itself stays in the details ("Applies to: …").
+    """
+    refs: dict[str, None] = {}
+    for glob in unit.globs:
+        glob = glob.strip().removeprefix("./")
+        if not glob or glob.startswith("/"):
+            continue
+        parts = PurePosixPath(glob).parts
+        if _WILDCARD.search(glob):
+            literal = []
+            for part in parts:
+                if _WILDCARD.search(part):
+                    break
+                literal.append(part)
+            if not literal:
+                continue
+            raw = unit.scope + "/".join(literal) + "/"
+        else:
+            raw = unit.scope + "/".join(parts) + ("/" if glob.endswith("/") else "")
+        try:
+            refs.setdefault(normalize_path(str(root / raw) + ("/" if raw.endswith("/") else ""), root), None)
+        except ValidationError:
+            continue  # a glob reaching outside the repository names nothing tether can tie to
+    if not refs and unit.scope:
+        refs[unit.scope] = None
+    return tuple(refs)
+
+
+def _absolute(root: Path, files: tuple[str, ...]) -> list[str]:
+    return [str(root / f) + ("/" if f.endswith("/") else "") for f in files]
+
+
+# -- finding and fingerprinting ---------------------------------------------------------------------
+
+
+def rule_files(ws: Workspace, *, cached: bool = False) -> list[str]:
+    """Repo-relative paths of the project's rule files.
+
+    In git, the files git lists (tracked and untracked-not-ignored), so a vendored or ignored directory's
+    AGENTS.md is not this project's rule; `cached` reads that list from the repo map's last refresh
+    (session start refreshes it just before). Outside git, a walk of the tree.
+    """
+    root = _root(ws)
+    from tether.repo.map import RepoMap, list_files
+
+    repo = RepoMap.open(root, ws.store.conn)
+    if not repo.is_git():
+        return find_rule_files(root)
+    if cached and repo.tables.state().get("mode") == "git":
+        return find_rule_files(root, sorted(repo.tables.present_paths()))
+    return find_rule_files(root, list_files(root, True))
+
+
+def fingerprint(root: Path, paths: list[str]) -> str:
+    """A hash of the rule files' names and bytes (and the render version): equal means nothing to do."""
+    digest = hashlib.sha256(f"tether-rules-{RENDER_VERSION}\0".encode())
+    for path in sorted(paths):
+        digest.update(path.encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256((root / path).read_bytes()).digest())
+        except OSError as exc:
+            digest.update(f"unreadable {exc.errno}".encode())
+    return digest.hexdigest()
+
+
+def _root(ws: Workspace) -> Path:
+    if ws.root is None:
+        raise TetherError("rule files are project memory: run `tether init` at the repository root first")
+    return ws.root
+
+
+@contextmanager
+def _sync_lock(ws: Workspace, wait: bool) -> Iterator[bool]:
+    """One rule sync at a time per project (two session starts must not both add the same rule).
+
+    A separate lock from the workspace's writer lock, which every add/edit takes and is not reentrant.
+    It lives in the git-ignored logs directory. Yields False when `wait` is off and another sync runs.
+    """
+    with file_lock(ws.paths.logs / "rules-sync.lock", wait=wait) as held:
+        yield held
+
+
+# -- syncing ----------------------------------------------------------------------------------------
+
+
+def sync_rules(ws: Workspace, paths: list[str] | None = None) -> RulesSync:
+    """Import every rule file (or `paths`): add new rules, update edited ones, archive removed ones.
+
+    A file that cannot be read (not UTF-8, unreadable) is reported in its `FileSync.error` and its
+    memories are left as they are; the other files are still synced.
+    """
+    root = _root(ws)
+    with _sync_lock(ws, wait=True):
+        return _sync(ws, root, paths if paths is not None else rule_files(ws))
+
+
+def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
+    report = RulesSync()
+    present = set(paths)
+    # Rules of files that are gone: a file renamed or moved (AGENTS.md → docs/AGENTS.md) adopts them below,
+    # so they keep their ids, history and usage counts; the rest are archived.
+    orphans = [
+        m
+        for m in ws.find(Query(status=("active",), origin="rules:", scope="project"))
+        if m.origin.removeprefix("rules:") not in present
+    ]
+    for path in paths:
+        try:
+            report.files.append(_sync_file(ws, root, path, orphans))
+        except TetherError as exc:
+            # E.g. one of its notes was broken by hand (never overwritten): report it, sync the rest.
+            ws.log(f"rules sync: {path}: {exc}")
+            report.files.append(FileSync(path, error=f"{path}: {exc}"))
+    gone: dict[str, FileSync] = {}
+    for memory in orphans:
+        source = memory.origin.removeprefix("rules:")
+        entry = gone.setdefault(source, FileSync(source))
+        entry.archived.append(ws.archive(memory.id, reason=f"rule file {source} removed"))
+    report.removed_files = list(gone.values())
+    with ws.store.transaction():
+        ws.store.set_meta(META_HASH, fingerprint(root, paths))
+    return report
+
+
+def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> FileSync:
+    """Sync one rule file. New rules may adopt `orphans` (rules of removed files, same text or nearly);
+    adopted ones are taken out of that list."""
+    result = FileSync(path)
+    try:
+        units = read_rule_file(root, path)
+    except ValidationError as exc:
+        result.error = str(exc)
+        ws.log(f"rules sync: {exc}")
+        return result
+    wanted: dict[str, Rendered] = {}
+    for unit in units:
+        item = render(unit, root)
+        kind = find_secret(f"{item.summary}\n{item.details}")
+        if kind:
+            result.warnings.append(
+                f"{path}:{unit.line}: skipped a rule that looks like it holds a credential ({kind}); "
+                "rephrase it with a placeholder to have it remembered"
+            )
+            continue
+        try:
+            check_text("the rule", f"{item.summary}\n{item.details}")
+        except ValidationError as exc:
+            result.warnings.append(f"{path}:{unit.line}: skipped a rule: {exc}")
+            continue
+        wanted.setdefault(item.content_hash, item)  # the same rule twice in one section is one memory
+
+    origin = f"rules:{path}"
+    olds = ws.find(Query(status=None, origin=origin, scope="project"))
+    by_hash = {m.content_hash: m for m in olds}
+    matched: set[str] = set()
+    pending: list[Rendered] = []
+    for digest, item in wanted.items():
+        old = by_hash.get(digest)
+        if old is None or old.id in matched:
+            pending.append(item)
+            continue
+        matched.add(old.id)
+        if old.files != item.files:
+            ws.edit(old.id, files=_absolute(root, item.files), record_acted=False)
+        if old.status == "archived" and _archived_by_sync(ws, old.id):
+            result.restored.append(ws.restore(old.id))
+        else:
+            result.unchanged += 1
+
+    # Superseded memories belong to the person who replaced them; archived ones count only when the
+    # sync archived them (a person's own archive is a decision this must not undo).
+    spare = [
+        m
+        for m in olds
+        if m.id not in matched
+        and (m.status == "active" or (m.status == "archived" and _archived_by_sync(ws, m.id)))
+    ]
+    for old, item in _pair(spare, pending):
+        pending.remove(item)
+        spare.remove(old)
+        updated = ws.edit(
+            old.id,
+            summary=item.summary,
+            details=item.details,
+            files=_absolute(root, item.files),
+            record_acted=False,
+        )
+        if updated.status == "archived":
+            updated = ws.restore(old.id)
+        result.updated.append(updated)
+    for old, item in _pair(orphans, pending):
+        pending.remove(item)
+        orphans.remove(old)
+        result.moved.append(
+            ws.edit(
+                old.id,
+                summary=item.summary,
+                details=item.details,
+                files=_absolute(root, item.files),
+                origin=origin,
+                record_acted=False,
+            )
+        )
+    for item in pending:
+        added = ws.add(
+            item.summary,
+            details=item.details,
+            category=CATEGORY,
+            files=_absolute(root, item.files),
+            origin=origin,
+        )
+        if added.created:
+            result.added.append(added.memory)
+        else:
+            result.unchanged += 1
+    for old in spare:
+        if old.status == "active":
+            result.archived.append(ws.archive(old.id, reason=f"rule removed from {path}"))
+    return result
+
+
+def _pair(olds: list[Memory], news: list[Rendered]) -> list[tuple[Memory, Rendered]]:
+    """Edited rules: greedy best-first pairs of (old memory, new rule) by text similarity."""
+    scored = []
+    for old in olds:
+        old_body = _strip_trailer(old.summary, old.details)
+        heading = _heading_of(old)
+        for new in news:
+            ratio = difflib.SequenceMatcher(None, old_body, new.body, autojunk=False).ratio()
+            if ratio >= MATCH_RATIO:
+                bonus = HEADING_BONUS if heading == new.unit.heading else 0.0
+                scored.append((ratio + bonus, old.id, new.unit.line, old, new))
+    scored.sort(key=lambda s: (-s[0], s[1], s[2]))
+    used_old: set[str] = set()
+    used_new: set[int] = set()
+    pairs = []
+    for _, _, _, old, new in scored:
+        if old.id in used_old or id(new) in used_new:
+            continue
+        used_old.add(old.id)
+        used_new.add(id(new))
+        pairs.append((old, new))
+    return pairs
+
+
+def _archived_by_sync(ws: Workspace, memory_id: str) -> bool:
+    """Whether the memory's latest archive was the sync's (its rule was removed), per the event log."""
+    for event in ws.store.events(memory_id, limit=1000):
+        if event.event == "archived":
+            reason = str(event.receipts.get("reason", ""))
+            return reason.startswith(("rule removed from ", "rule file "))
+        if event.event == "restored":
+            return False
+    return False
+
+
+def resync_if_changed(ws: Workspace) -> RulesSync | None:
+    """Re-sync when a rule file's bytes changed since the last sync (session start). Cheap otherwise:
+    one read of the repo map's file list, a hash of the rule files, one meta lookup.
+
+    Never waits: if another session is syncing right now, this one leaves it to them.
+    """
+    if ws.root is None:
+        return None
+    root = ws.root
+    paths = rule_files(ws, cached=True)
+    if ws.store.get_meta(META_HASH) == fingerprint(root, paths):
+        return None
+    with _sync_lock(ws, wait=False) as locked:
+        if not locked or ws.store.get_meta(META_HASH) == fingerprint(root, paths):
+            return None
+        report = _sync(ws, root, paths)
+    changed = [f.path for f in report.files + report.removed_files if f.changed]
+    if changed or report.errors:
+        ws.log(f"rules re-synced: changed {changed}; errors {report.errors}")
+    return report

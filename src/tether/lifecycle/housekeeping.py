@@ -1,0 +1,128 @@
+"""What runs at session start and end (and from `tether maintain`): keep memory in step with the repo.
+
+Session start: refresh the repo map, let memories follow renamed files (the notes are rewritten and the
+move is logged), then the lifecycle passes (archive ignored memories, re-sync changed rule files, the
+cleanup hint). Session end: expire the session's memory and start distill when it is enabled.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from tether.model.memory import Memory
+from tether.store.base import Event, Query
+from tether.workspace import Workspace
+
+
+@dataclass
+class Housekeeping:
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (memory id, old path, new path)
+    archived: list[Memory] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+
+def follow_renames(ws: Workspace, renames: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Rewrite the notes of memories naming a renamed path (or a path under a renamed directory)."""
+    if not renames or ws.root is None:
+        return []
+    moved: list[tuple[str, str, str]] = []
+    mapping = dict(renames)
+    for memory in ws.find(Query(status=None, scope="project")):
+        files = list(memory.files)
+        changed = False
+        for index, path in enumerate(files):
+            new = mapping.get(path)
+            if new is not None and new != path:
+                files[index] = new
+                moved.append((memory.id, path, new))
+                changed = True
+        if changed:
+            ws.edit(memory.id, files=list(dict.fromkeys(files)), record_acted=False)
+            ws.store.record(
+                [
+                    Event(
+                        memory.id,
+                        "renamed",
+                        ws.clock(),
+                        receipts={"moves": [[old, new] for mid, old, new in moved if mid == memory.id]},
+                    )
+                ]
+            )
+    return moved
+
+
+def refresh_repo(ws: Workspace) -> Housekeeping:
+    """Repo map refresh and rename following, without the lifecycle passes (every syncing command)."""
+    report = Housekeeping()
+    if ws.root is None:
+        return report
+    from tether.repo.map import RepoMap
+
+    refreshed = RepoMap.open(ws.root, ws.store.conn).refresh()
+    report.renamed = follow_renames(ws, refreshed.renames)
+    if report.renamed:
+        ws.log(f"memories followed renamed files: {report.renamed}")
+    return report
+
+
+def maintain(ws: Workspace) -> Housekeeping:
+    """Everything session start does, as a report (also `tether maintain`).
+
+    Each pass is independent: one that fails is logged and the others still run, so a problem in, say,
+    a rule file never costs the agent its pinned memories."""
+    report = Housekeeping()
+
+    def repo() -> None:
+        report.renamed = refresh_repo(ws).renamed
+
+    def archive() -> None:
+        from tether.lifecycle.passes import archive_pass
+
+        report.archived = archive_pass(ws)
+
+    def rules() -> None:
+        from tether.intake.rules import resync_if_changed
+
+        resync_if_changed(ws)
+
+    def cleanup() -> None:
+        from tether.lifecycle.passes import cleanup_hint
+
+        hint = cleanup_hint(ws)
+        if hint:
+            report.hints.append(hint)
+
+    for name, step in (("repo map", repo), ("archive", archive), ("rules", rules), ("cleanup", cleanup)):
+        try:
+            step()
+        except Exception:
+            ws.log(f"housekeeping: the {name} pass failed", exc=True)
+    if report.renamed:
+        moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
+        report.hints.insert(
+            0, f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves})."
+        )
+    if report.archived:
+        report.hints.insert(
+            0,
+            f"tether: archived {len(report.archived)} memories that were shown 6+ times over 45+ "
+            "days and never used (`tether list --archived`, `tether restore ID`).",
+        )
+    return report
+
+
+def session_start_housekeeping(ws: Workspace) -> list[str]:
+    return maintain(ws).hints
+
+
+def end_session(ws: Workspace, session: str, transcript: str) -> None:
+    """Drop the session's own memory; start the detached distill worker when enabled."""
+    for memory in ws.find(Query(status=None, scope="session", session=session)):
+        ws.store.remove(memory.id)
+    if not ws.config["distill.enabled"] or not transcript or ws.root is None:
+        return
+    from tether.detach import spawn_detached
+
+    argv = [sys.executable, "-m", "tether", "distill", "--transcript", transcript, "--session", session]
+    spawn_detached(argv, ws.paths.logs / "distill.log")

@@ -1,0 +1,183 @@
+"""Markdown notes: one file per memory, YAML frontmatter plus a markdown body (DESIGN §2).
+
+Notes are the source of truth for content. They are written atomically (temp file, fsync, rename) so a
+crash never leaves half a note, and they are never rewritten or deleted because they failed to parse.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from tether.errors import NoteError, ValidationError
+from tether.model.memory import Memory, validate
+
+NOTE_SUFFIX = ".md"
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+# Frontmatter keys in the order they are written, so diffs of hand-edited notes stay small.
+_KEYS = (
+    "id",
+    "summary",
+    "category",
+    "files",
+    "priority",
+    "pinned",
+    "origin",
+    "supersedes",
+    "status",
+    "created",
+    "updated",
+)
+
+
+def slug(summary: str, limit: int = 48) -> str:
+    text = _SLUG_RE.sub("-", summary.lower()).strip("-")
+    return text[:limit].rstrip("-") or "memory"
+
+
+def note_name(memory: Memory) -> str:
+    """`<id>-<slug>.md`: the id keeps names unique, the slug makes a directory listing readable."""
+    return f"{memory.id}-{slug(memory.summary)}{NOTE_SUFFIX}"
+
+
+def render(memory: Memory) -> str:
+    front: dict[str, Any] = {
+        "id": memory.id,
+        "summary": memory.summary,
+        "category": memory.category,
+        "files": list(memory.files),
+        "priority": memory.priority,
+        "pinned": memory.pinned,
+        "origin": memory.origin,
+        "supersedes": memory.supersedes,
+        "status": memory.status,
+        "created": _iso(memory.created),
+        "updated": _iso(memory.updated),
+    }
+    if memory.supersedes is None:
+        del front["supersedes"]
+    import yaml  # lazily: a hook whose notes did not change never parses or writes one
+
+    text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
+    body = memory.details.strip("\n")
+    return f"---\n{text}---\n" + (f"\n{body}\n" if body else "")
+
+
+def parse(text: str, path: str, scope: str) -> Memory:
+    """Parse a note. Raises `NoteError` naming the file and the problem."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith("---"):
+        raise NoteError(path, "missing YAML frontmatter: the note must start with a '---' line")
+    lines = text.splitlines(keepends=True)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
+    if end is None:
+        raise NoteError(path, "frontmatter is not closed: add a '---' line after the fields")
+    import yaml
+
+    try:
+        front = yaml.safe_load("".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise NoteError(
+            path, f"frontmatter is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        ) from None
+    if not isinstance(front, dict):
+        raise NoteError(path, "frontmatter must be a mapping of fields (key: value)")
+    unknown = sorted(set(front) - set(_KEYS) - {"scope", "links", "content_hash"})
+    if unknown:
+        raise NoteError(
+            path, f"unknown field(s) {', '.join(map(str, unknown))}: valid fields are {', '.join(_KEYS)}"
+        )
+    body = "".join(lines[end + 1 :]).strip("\n")
+    try:
+        files = front.get("files") or []
+        if isinstance(files, str):
+            files = [files]
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ValidationError("files must be a list of paths")
+        memory = Memory(
+            id=str(front.get("id", "")),
+            summary=str(front.get("summary") or ""),
+            details=body,
+            category=str(front.get("category", "context")),
+            scope=scope,
+            files=tuple(files),
+            priority=str(front.get("priority", "normal")),
+            pinned=_bool(front.get("pinned", False)),
+            origin=str(front.get("origin", "user")),
+            supersedes=str(front["supersedes"]) if front.get("supersedes") else None,
+            status=str(front.get("status", "active")),
+            created=_datetime(front.get("created")),
+            updated=_datetime(front.get("updated") or front.get("created")),
+        )
+        return validate(memory)
+    except ValidationError as exc:
+        raise NoteError(path, str(exc)) from None
+
+
+def read(path: Path, scope: str) -> Memory:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise NoteError(str(path), "not UTF-8 text: re-save the note as UTF-8") from None
+    return parse(text, str(path), scope)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` so readers see the old file or the new one, never a mix (temp, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _datetime(value: object) -> datetime:
+    if value is None or value == "":
+        return datetime.now(UTC).replace(microsecond=0)
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(f"invalid date {value!r}: use ISO 8601, e.g. 2026-01-31T12:00:00Z") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _bool(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "yes", "1", "false", "no", "0"):
+        return value.lower() in ("true", "yes", "1")
+    raise ValidationError(f"pinned must be true or false, not {value!r}")

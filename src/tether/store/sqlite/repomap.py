@@ -1,0 +1,279 @@
+"""The repo map's tables in tether's SQLite index (DESIGN §3). All of the repo map's SQL lives here.
+
+Paths get integer ids so the co-change pairs stay small, and so a rename is one `UPDATE` of a path
+rather than a rewrite of every pair that mentions it. Pairs are stored in both directions, which makes
+`neighbours(a)` a primary-key prefix scan.
+
+    >>> conn = sqlite3.connect(":memory:")
+    >>> migrate_repomap(conn)
+    >>> RepoMapTables(conn).present("src/app.py")
+    False
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from tether.errors import TetherError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS repomap_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+-- Every path the map knows: listed in the work tree now (present = 1) and/or seen in counted history.
+CREATE TABLE IF NOT EXISTS repomap_paths (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    present INTEGER NOT NULL DEFAULT 0,
+    changes INTEGER NOT NULL DEFAULT 0,  -- counted commits that touched the path
+    fan_in INTEGER NOT NULL DEFAULT 0    -- files importing it
+);
+-- Co-change: n = counted commits touching both a and b. Both directions are stored.
+CREATE TABLE IF NOT EXISTS repomap_pairs (
+    a INTEGER NOT NULL,
+    b INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (a, b)
+) WITHOUT ROWID;
+-- Parsed imports per source file, keyed by the stat and the content digest they were parsed from.
+CREATE TABLE IF NOT EXISTS repomap_imports (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    specs TEXT NOT NULL  -- import specs joined by newlines (see tether.repo.imports)
+) WITHOUT ROWID;
+"""
+
+
+def migrate_repomap(conn: sqlite3.Connection) -> None:
+    """Create the repo map's tables from nothing (idempotent)."""
+    conn.executescript(_SCHEMA)
+
+
+@dataclass(frozen=True)
+class CachedImports:
+    mtime_ns: int
+    size: int
+    digest: str
+    specs: tuple[str, ...]
+
+
+@dataclass
+class CoChangeWrite:
+    """What one co-change pass changes, in ids. Applied in one transaction by `apply_cochange`."""
+
+    paths: dict[int, str]  # id -> path for ids that are new or whose path changed
+    new_ids: set[int]
+    dropped: set[int]  # ids whose path was taken over by a rename onto it: their history goes
+    changes: dict[int, int]  # id -> increment
+    pairs: dict[tuple[int, int], int]  # (a, b) with a < b -> increment
+
+
+class RepoMapTables:
+    """Reads and writes the repo map's rows. Writers go through `write()`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    # -- transactions -----------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One atomic write. `BEGIN IMMEDIATE` serializes concurrent refreshes; inside a caller's
+        transaction it nests as a savepoint."""
+        conn = self.conn
+        if conn.in_transaction:
+            conn.execute("SAVEPOINT repomap")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK TO repomap")
+                conn.execute("RELEASE repomap")
+                raise
+            conn.execute("RELEASE repomap")
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, str]:
+        return dict(self._rows("SELECT key, value FROM repomap_state"))
+
+    def set_state(self, values: Mapping[str, str | None]) -> None:
+        for key, value in values.items():
+            if value is None:
+                self.conn.execute("DELETE FROM repomap_state WHERE key = ?", (key,))
+            else:
+                self.conn.execute(
+                    "INSERT INTO repomap_state (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+    # -- reads on the hot path (a hook calls these on every prompt) --------------------------------
+
+    def present(self, path: str) -> bool:
+        row = self._one("SELECT present FROM repomap_paths WHERE path = ?", (path,))
+        return bool(row and row[0])
+
+    def known(self, path: str) -> bool:
+        return self._one("SELECT 1 FROM repomap_paths WHERE path = ?", (path,)) is not None
+
+    def present_under(self, directory: str) -> bool:
+        """Whether any present path starts with `directory` (which ends in '/')."""
+        # '0' is the character after '/', so [dir/, dir0) is exactly the paths under dir/ (index range).
+        upper = directory[:-1] + "0"
+        row = self._one(
+            "SELECT 1 FROM repomap_paths WHERE path >= ? AND path < ? AND present = 1 LIMIT 1",
+            (directory, upper),
+        )
+        return row is not None
+
+    def neighbours(self, path: str, min_count: int, limit: int) -> tuple[int, list[tuple[str, int]]]:
+        """(changes of `path`, [(neighbour, shared commits)]) for present neighbours, strongest first."""
+        row = self._one("SELECT id, changes FROM repomap_paths WHERE path = ?", (path,))
+        if row is None or not row[1]:
+            return 0, []
+        rows = self._rows(
+            "SELECT p.path, r.n FROM repomap_pairs r JOIN repomap_paths p ON p.id = r.b "
+            "WHERE r.a = ? AND r.n >= ? AND p.present = 1 ORDER BY r.n DESC, p.path LIMIT ?",
+            (row[0], min_count, limit),
+        )
+        return int(row[1]), [(str(p), int(n)) for p, n in rows]
+
+    def fan_in(self, path: str) -> int:
+        row = self._one("SELECT fan_in FROM repomap_paths WHERE path = ? AND present = 1", (path,))
+        return int(row[0]) if row else 0
+
+    def change_count(self, path: str) -> int:
+        row = self._one("SELECT changes FROM repomap_paths WHERE path = ?", (path,))
+        return int(row[0]) if row else 0
+
+    def pair_count(self, a: str, b: str) -> int:
+        row = self._one(
+            "SELECT r.n FROM repomap_pairs r JOIN repomap_paths pa ON pa.id = r.a "
+            "JOIN repomap_paths pb ON pb.id = r.b WHERE pa.path = ? AND pb.path = ?",
+            (a, b),
+        )
+        return int(row[0]) if row else 0
+
+    def present_count(self) -> int:
+        row = self._one("SELECT count(*) FROM repomap_paths WHERE present = 1", ())
+        return int(row[0]) if row else 0
+
+    # -- co-change writes -------------------------------------------------------------------------
+
+    def path_ids(self) -> dict[str, int]:
+        return {str(p): int(i) for i, p in self._rows("SELECT id, path FROM repomap_paths")}
+
+    def clear_history(self) -> None:
+        """Forget all co-change history (a rebuild follows)."""
+        self.conn.execute("DELETE FROM repomap_pairs")
+        self.conn.execute("UPDATE repomap_paths SET changes = 0")
+
+    def apply_cochange(self, w: CoChangeWrite) -> None:
+        c = self.conn
+        if w.dropped:
+            ids = [(i,) for i in w.dropped]
+            c.executemany("DELETE FROM repomap_pairs WHERE a = ?", ids)
+            c.executemany("DELETE FROM repomap_pairs WHERE b = ?", ids)
+            c.executemany("DELETE FROM repomap_paths WHERE id = ?", ids)
+        moved = [(i, p) for i, p in w.paths.items() if i not in w.new_ids and i not in w.dropped]
+        # Two phases so a swap (a->b, b->a) never trips the UNIQUE constraint on path.
+        c.executemany("UPDATE repomap_paths SET path = ? WHERE id = ?", [(f"\0{i}", i) for i, _ in moved])
+        c.executemany("UPDATE repomap_paths SET path = ? WHERE id = ?", [(p, i) for i, p in moved])
+        c.executemany(
+            "INSERT INTO repomap_paths (id, path) VALUES (?, ?)",
+            [(i, w.paths[i]) for i in sorted(w.new_ids) if i not in w.dropped],
+        )
+        c.executemany(
+            "UPDATE repomap_paths SET changes = changes + ? WHERE id = ?",
+            [(n, i) for i, n in w.changes.items() if i not in w.dropped],
+        )
+        rows = [(a, b, n) for (a, b), n in w.pairs.items() if a not in w.dropped and b not in w.dropped]
+        upsert = (
+            "INSERT INTO repomap_pairs (a, b, n) VALUES (?, ?, ?) "
+            "ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n"
+        )
+        c.executemany(upsert, rows)
+        c.executemany(upsert, [(b, a, n) for a, b, n in rows])
+
+    # -- files and fan-in -------------------------------------------------------------------------
+
+    def present_paths(self) -> set[str]:
+        return {str(p) for (p,) in self._rows("SELECT path FROM repomap_paths WHERE present = 1")}
+
+    def set_files(self, files: Iterable[str]) -> None:
+        """Mark exactly `files` as present; forget absent paths that carry no history."""
+        c = self.conn
+        c.execute("CREATE TEMP TABLE IF NOT EXISTS repomap_now (path TEXT PRIMARY KEY) WITHOUT ROWID")
+        c.execute("DELETE FROM temp.repomap_now")
+        c.executemany("INSERT OR IGNORE INTO temp.repomap_now (path) VALUES (?)", ((f,) for f in files))
+        c.execute("INSERT OR IGNORE INTO repomap_paths (path) SELECT path FROM temp.repomap_now")
+        c.execute(
+            "UPDATE repomap_paths SET present = (path IN (SELECT path FROM temp.repomap_now)), "
+            "fan_in = CASE WHEN path IN (SELECT path FROM temp.repomap_now) THEN fan_in ELSE 0 END"
+        )
+        c.execute("DELETE FROM repomap_paths WHERE present = 0 AND changes = 0")
+        c.execute("DELETE FROM temp.repomap_now")
+
+    def fan_ins(self) -> dict[str, int]:
+        return {
+            str(p): int(n) for p, n in self._rows("SELECT path, fan_in FROM repomap_paths WHERE present = 1")
+        }
+
+    def set_fan_ins(self, values: Mapping[str, int]) -> None:
+        self.conn.executemany(
+            "UPDATE repomap_paths SET fan_in = ? WHERE path = ?", [(n, p) for p, n in values.items()]
+        )
+
+    def cached_imports(self) -> dict[str, CachedImports]:
+        rows = self._rows("SELECT path, mtime_ns, size, digest, specs FROM repomap_imports")
+        return {
+            str(p): CachedImports(int(m), int(s), str(d), tuple(str(specs).split("\n")) if specs else ())
+            for p, m, s, d, specs in rows
+        }
+
+    def put_imports(self, rows: Mapping[str, CachedImports]) -> None:
+        self.conn.executemany(
+            "INSERT INTO repomap_imports (path, mtime_ns, size, digest, specs) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
+            "digest = excluded.digest, specs = excluded.specs",
+            [(p, r.mtime_ns, r.size, r.digest, "\n".join(r.specs)) for p, r in rows.items()],
+        )
+
+    def drop_imports(self, paths: Iterable[str]) -> None:
+        self.conn.executemany("DELETE FROM repomap_imports WHERE path = ?", ((p,) for p in paths))
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise _missing(exc) from exc
+
+    def _one(self, sql: str, params: tuple[object, ...]) -> tuple[Any, ...] | None:
+        try:
+            row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise _missing(exc) from exc
+        return row
+
+
+def _missing(exc: sqlite3.OperationalError) -> Exception:
+    if "no such table" in str(exc):
+        return TetherError(f"The repo map's tables are missing from the index ({exc}); run `tether reindex`.")
+    return exc

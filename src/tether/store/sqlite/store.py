@@ -1,0 +1,555 @@
+"""The SQLite index (DESIGN §2, §7): the default `Store`.
+
+The index is derived from the notes and can always be rebuilt; it also keeps what notes don't: telemetry,
+the event log, session state and the repo map. WAL mode with a busy timeout lets many agent sessions
+read and write at once.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tether.model.memory import Memory
+from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
+
+_COLUMNS = (
+    "id",
+    "summary",
+    "details",
+    "category",
+    "scope",
+    "files",
+    "priority",
+    "pinned",
+    "origin",
+    "supersedes",
+    "status",
+    "session",
+    "created",
+    "updated",
+    "content_hash",
+)
+
+
+class SQLiteStore:
+    """`Store` over one SQLite file. Thread-confined; open one per process."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self.conn = connect(path, busy_timeout_ms)
+        self._depth = 0
+        # Memories read by id, kept while the memories version in `meta` stands still: a warm process (the
+        # MCP server, a benchmark) recalling again reads only what changed. Memory objects are frozen.
+        self._memo: dict[str, Memory] = {}
+        self._memo_version: str | None = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction (BEGIN IMMEDIATE, so concurrent writers queue instead of failing late)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self.conn.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- memories ---------------------------------------------------------------------------------
+
+    def _bump_vectors(self) -> None:
+        """Every write may change the set of active vectors: invalidate the vector cache."""
+        self.conn.execute(
+            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (_VECTORS_VERSION,),
+        )
+
+    def put(
+        self,
+        memory: Memory,
+        note: NoteRef | None = None,
+        vector: Sequence[float] | None = None,
+        embedder: str | None = None,
+    ) -> None:
+        with self.transaction():
+            self._bump_vectors()
+            row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()
+            values = (
+                memory.id,
+                memory.summary,
+                memory.details,
+                memory.category,
+                memory.scope,
+                json.dumps(list(memory.files)),
+                memory.priority,
+                int(memory.pinned),
+                memory.origin,
+                memory.supersedes,
+                memory.status,
+                memory.session,
+                _iso(memory.created),
+                _iso(memory.updated),
+                memory.content_hash,
+                note.path if note else None,
+                note.mtime_ns if note else None,
+                note.size if note else None,
+            )
+            if note is not None:
+                # A note file renamed by hand keeps its id: drop a stale row that claims the same path.
+                # Through `remove`, so the stale row's full-text entries go too: FTS tables have no
+                # foreign keys, and a reused rowid would collide with them.
+                for (stale,) in self.conn.execute(
+                    "SELECT id FROM memories WHERE note_path = ? AND id != ?", (note.path, memory.id)
+                ).fetchall():
+                    self.remove(stale)
+                self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
+            if row is None:
+                cursor = self.conn.execute(
+                    "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
+                    " supersedes, status, session, created, updated, content_hash, note_path, note_mtime_ns,"
+                    " note_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    values,
+                )
+                rowid = int(cursor.lastrowid or 0)
+            else:
+                rowid = int(row[0])
+                self.conn.execute(
+                    "UPDATE memories SET id=?, summary=?, details=?, category=?, scope=?, files=?, priority=?,"
+                    " pinned=?, origin=?, supersedes=?, status=?, session=?, created=?, updated=?,"
+                    " content_hash=?, note_path=?, note_mtime_ns=?, note_size=? WHERE rowid = ?",
+                    (*values, rowid),
+                )
+                self.conn.execute("DELETE FROM file_refs WHERE memory_rowid = ?", (rowid,))
+                self.conn.execute("DELETE FROM links WHERE memory_rowid = ?", (rowid,))
+                self.conn.execute("DELETE FROM fts_words WHERE rowid = ?", (rowid,))
+                self.conn.execute("DELETE FROM fts_trigram WHERE rowid = ?", (rowid,))
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO file_refs VALUES (?, ?, ?)",
+                [(rowid, path, int(path.endswith("/"))) for path in memory.files],
+            )
+            self.conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, t) for t in memory.links])
+            files_text = " ".join(
+                p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files
+            )
+            self.conn.execute(
+                "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
+                (rowid, memory.summary, memory.details, files_text),
+            )
+            self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
+            if vector is not None and embedder is not None:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                    (rowid, embedder, len(vector), array("f", vector).tobytes()),
+                )
+            elif row is not None:
+                self.conn.execute("DELETE FROM embeddings WHERE memory_rowid = ?", (rowid,))
+
+    def remove(self, memory_id: str) -> None:
+        with self.transaction():
+            self._bump_vectors()
+            row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
+                return
+            for table in ("fts_words", "fts_trigram"):
+                self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
+            self.conn.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+
+    def get(self, memory_id: str) -> Memory | None:
+        row = self.conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return _memory(row) if row else None
+
+    def find(self, query: Query) -> list[Memory]:
+        where, params = _where(query)
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM memories{where} ORDER BY created, id"
+        if query.limit is not None:
+            sql += f" LIMIT {int(query.limit)}"
+        return [_memory(row) for row in self.conn.execute(sql, params)]
+
+    def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
+        """The memories with these ids, whatever their status; unknown ids are left out."""
+        version = self.get_meta(_VECTORS_VERSION)
+        if version != self._memo_version or len(self._memo) > _MEMO_MAX:
+            self._memo.clear()
+            self._memo_version = version
+        wanted = list(dict.fromkeys(ids))
+        missing = [mid for mid in wanted if mid not in self._memo]
+        for chunk in _chunks(missing):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
+            ):
+                self._memo[row[0]] = _memory(row)
+        return {mid: self._memo[mid] for mid in wanted if mid in self._memo}
+
+    def count(self, query: Query) -> int:
+        where, params = _where(query)
+        return int(self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0])
+
+    def by_hash(self, content_hash: str) -> list[Memory]:
+        rows = self.conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE content_hash = ?", (content_hash,)
+        )
+        return [_memory(row) for row in rows]
+
+    def linking(self, targets: Sequence[str]) -> list[str]:
+        """Ids of memories whose details link to any of `targets` (ids or names)."""
+        if not targets:
+            return []
+        marks = ",".join("?" * len(targets))
+        rows = self.conn.execute(
+            f"SELECT DISTINCT m.id FROM links l JOIN memories m ON m.rowid = l.memory_rowid WHERE l.target IN ({marks})",
+            list(targets),
+        )
+        return [row[0] for row in rows]
+
+    # -- notes ------------------------------------------------------------------------------------
+
+    def note_refs(self) -> dict[str, tuple[str, NoteRef]]:
+        rows = self.conn.execute(
+            "SELECT note_path, id, note_mtime_ns, note_size FROM memories WHERE note_path IS NOT NULL"
+        )
+        return {path: (mid, NoteRef(path, mtime, size)) for path, mid, mtime, size in rows}
+
+    def note_path(self, memory_id: str) -> str | None:
+        row = self.conn.execute("SELECT note_path FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return str(row[0]) if row and row[0] else None
+
+    def note_problems(self) -> dict[str, tuple[NoteRef, str]]:
+        rows = self.conn.execute("SELECT path, mtime_ns, size, problem FROM note_problems")
+        return {path: (NoteRef(path, mtime, size), problem) for path, mtime, size, problem in rows}
+
+    def set_note_problem(self, note: NoteRef, problem: str | None) -> None:
+        with self.transaction():
+            if problem is None:
+                self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
+            else:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO note_problems VALUES (?, ?, ?, ?)",
+                    (note.path, note.mtime_ns, note.size, problem),
+                )
+
+    def clear(self) -> None:
+        """Drop every derived memory row (telemetry, events and sessions stay): the start of a reindex."""
+        with self.transaction():
+            self._bump_vectors()
+            for table in ("fts_words", "fts_trigram", "embeddings", "links", "file_refs", "note_problems"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.execute("DELETE FROM memories WHERE scope != 'session'")
+
+    # -- search -----------------------------------------------------------------------------------
+
+    def text_search(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
+        """bm25 over both FTS indexes for any of `words` (OR), best first, active memories only."""
+        if not words:
+            return []
+        hits: dict[int, list[float]] = {}
+        word_query = " OR ".join(_fts_quote(w) for w in words)
+        # Summary matches weigh most: it is the one line a person wrote to say what the memory is about.
+        for rowid, score in self.conn.execute(
+            "SELECT rowid, bm25(fts_words, 4.0, 1.0, 2.0) FROM fts_words WHERE fts_words MATCH ?"
+            " ORDER BY 2 LIMIT ?",
+            (word_query, limit),
+        ):
+            hits.setdefault(rowid, [0.0, 0.0])[0] = score
+        grams = [w for w in words if len(w) >= 3] if trigram else []
+        if grams:
+            gram_query = " OR ".join(_fts_quote(w) for w in grams)
+            for rowid, score in self.conn.execute(
+                "SELECT rowid, bm25(fts_trigram) FROM fts_trigram WHERE fts_trigram MATCH ? ORDER BY 2 LIMIT ?",
+                (gram_query, limit),
+            ):
+                hits.setdefault(rowid, [0.0, 0.0])[1] = score
+        if not hits:
+            return []
+        ids = self._active_ids(list(hits))
+        return [TextHit(ids[rowid], s[0], s[1]) for rowid, s in hits.items() if rowid in ids]
+
+    def _active_ids(self, rowids: list[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for chunk in _chunks(rowids):
+            marks = ",".join("?" * len(chunk))
+            # `+status`: look the rows up by rowid; the status index would walk every active memory.
+            for rowid, mid in self.conn.execute(
+                f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND +status = 'active'", chunk
+            ):
+                out[rowid] = mid
+        return out
+
+    def vectors(self, embedder: str) -> tuple[list[str], bytes | memoryview, int]:
+        """Every active memory's vector for `embedder`, as ids plus one packed float32 buffer and the dim.
+
+        Read from a cache file beside the index while no memory changed since it was written (a version
+        counter in `meta`, bumped in the same transaction as every write): a hook then reads one file
+        instead of ten thousand rows on every prompt."""
+        version = self.get_meta(_VECTORS_VERSION) or "0"
+        cache = self.path.with_name(f"{self.path.name}-vectors-{_safe(embedder)}")
+        try:
+            with open(cache, "rb") as handle:
+                header = json.loads(handle.readline())
+                if header.get("version") == version and header.get("embedder") == embedder:
+                    start = handle.tell()
+                    size = os.fstat(handle.fileno()).st_size
+                    if size == start:
+                        return list(header["ids"]), b"", int(header["dim"])
+                    # Mapped, not read: numpy multiplies straight from the page cache, no copy.
+                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                    return list(header["ids"]), memoryview(mapped)[start:], int(header["dim"])
+        except (OSError, ValueError, KeyError):
+            pass
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        dim = 0
+        for mid, size, blob in self.conn.execute(
+            "SELECT m.id, e.dim, e.vector FROM embeddings e JOIN memories m ON m.rowid = e.memory_rowid"
+            " WHERE e.embedder = ? AND m.status = 'active'",
+            (embedder,),
+        ):
+            ids.append(mid)
+            blobs.append(blob)
+            dim = size
+        packed = b"".join(blobs)
+        header_line = json.dumps({"version": version, "embedder": embedder, "dim": dim, "ids": ids}).encode()
+        try:
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(header_line + b"\n" + packed)
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only or full disk only costs the next reader the same query
+        return ids, packed, dim
+
+    def missing_vectors(self, embedder: str) -> list[Memory]:
+        rows = self.conn.execute(
+            f"SELECT {', '.join('m.' + c for c in _COLUMNS)} FROM memories m"
+            " LEFT JOIN embeddings e ON e.memory_rowid = m.rowid AND e.embedder = ? WHERE e.memory_rowid IS NULL",
+            (embedder,),
+        )
+        return [_memory(row) for row in rows]
+
+    def put_vectors(self, embedder: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
+        with self.transaction():
+            self._bump_vectors()
+            for mid, vector in vectors:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
+                    (embedder, len(vector), array("f", vector).tobytes(), mid),
+                )
+
+    def drop_vectors(self, keep: str | None = None) -> None:
+        with self.transaction():
+            self._bump_vectors()
+            self.conn.execute("DELETE FROM embeddings WHERE embedder != ?", (keep or "",))
+
+    def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
+        """Active memories naming each exact path (file or directory ref)."""
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            for path, mid in self.conn.execute(
+                # CROSS JOIN keeps file_refs first: left to itself the planner walks every active memory
+                # through the status index (7 ms at 10k memories instead of 0.3).
+                f"SELECT f.path, m.id FROM file_refs f CROSS JOIN memories m ON m.rowid = f.memory_rowid"
+                f" WHERE f.path IN ({marks}) AND m.status = 'active'",
+                chunk,
+            ):
+                out.setdefault(path, []).append(mid)
+        return out
+
+    def dir_refs(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, mid in self.conn.execute(
+            "SELECT f.path, m.id FROM file_refs f JOIN memories m ON m.rowid = f.memory_rowid"
+            " WHERE f.is_dir = 1 AND m.status = 'active'"
+        ):
+            out.setdefault(path, []).append(mid)
+        return out
+
+    def record(self, events: Iterable[Event]) -> None:
+        with self.transaction():
+            for event in events:
+                at = _iso(event.at)
+                self.conn.execute(
+                    "INSERT INTO events (memory_id, session, turn, event, receipts, at) VALUES (?,?,?,?,?,?)",
+                    (event.memory_id, event.session, event.turn, event.event, json.dumps(event.receipts), at),
+                )
+                if event.event == "surfaced":
+                    self.conn.execute(
+                        "INSERT INTO telemetry (memory_id, surfaced, first_surfaced, last_surfaced)"
+                        " VALUES (?, 1, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET surfaced = surfaced + 1,"
+                        " first_surfaced = coalesce(first_surfaced, excluded.first_surfaced),"
+                        " last_surfaced = excluded.last_surfaced",
+                        (event.memory_id, at, at),
+                    )
+                elif event.event == "acted":
+                    self.conn.execute(
+                        "INSERT INTO telemetry (memory_id, acted, last_acted) VALUES (?, 1, ?)"
+                        " ON CONFLICT(memory_id) DO UPDATE SET acted = acted + 1, last_acted = excluded.last_acted",
+                        (event.memory_id, at),
+                    )
+
+    def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]:
+        out: dict[str, Telemetry] = {}
+        sql = "SELECT memory_id, surfaced, acted, first_surfaced, last_surfaced, last_acted FROM telemetry"
+        chunks: Iterable[Sequence[str] | None] = _chunks(list(ids)) if ids is not None else [None]
+        for chunk in chunks:
+            rows = (
+                self.conn.execute(sql)
+                if chunk is None
+                else self.conn.execute(
+                    sql + f" WHERE memory_id IN ({','.join('?' * len(chunk))})", list(chunk)
+                )
+            )
+            for mid, surfaced, acted, first, last, last_acted in rows:
+                out[mid] = Telemetry(surfaced, acted, _dt(first), _dt(last), _dt(last_acted))
+        return out
+
+    def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
+        sql = "SELECT memory_id, event, at, session, turn, receipts FROM events"
+        params: list[Any] = []
+        if memory_id is not None:
+            sql += " WHERE memory_id = ?"
+            params.append(memory_id)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        params.append(limit)
+        for mid, event, at, session, turn, receipts in self.conn.execute(sql, params).fetchall():
+            yield Event(mid, event, _dt(at) or datetime.now(UTC), session, turn, json.loads(receipts))
+
+    def surfaced_in_session(self, session: str, since_turn: int) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT memory_id FROM events WHERE session = ? AND event = 'surfaced' AND turn > ?",
+            (session, since_turn),
+        )
+        return {row[0] for row in rows}
+
+    # -- sessions and meta ------------------------------------------------------------------------
+
+    def session_state(self, session: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT state FROM sessions WHERE id = ?", (session,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_session_state(self, session: str, state: dict[str, Any], now: datetime) -> None:
+        at = _iso(now)
+        self.conn.execute(
+            "INSERT INTO sessions (id, started, seen, state) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET seen = excluded.seen, state = excluded.state",
+            (session, at, at, json.dumps(state)),
+        )
+
+    def session_count(self, since: datetime | None = None) -> int:
+        if since is None:
+            return int(self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM sessions WHERE started > ?", (_iso(since),)).fetchone()[0]
+        )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def _where(query: Query) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if query.status is not None:
+        clauses.append(f"status IN ({','.join('?' * len(query.status))})")
+        params.extend(query.status)
+    for column in ("category", "scope", "session"):
+        value = getattr(query, column)
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if query.origin is not None:
+        if query.origin.endswith(":"):
+            clauses.append("origin LIKE ? ESCAPE '\\'")
+            params.append(query.origin.replace("%", "\\%").replace("_", "\\_") + "%")
+        else:
+            clauses.append("origin = ?")
+            params.append(query.origin)
+    if query.pinned is not None:
+        # A literal, not a parameter: only then can the planner use the partial index on pinned rows.
+        clauses.append(f"pinned = {int(query.pinned)}")
+    if query.file is not None:
+        clauses.append("rowid IN (SELECT memory_rowid FROM file_refs WHERE path = ?)")
+        params.append(query.file)
+    if query.ids is not None:
+        clauses.append(f"id IN ({','.join('?' * len(query.ids))})")
+        params.extend(query.ids)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    data = dict(zip(_COLUMNS, row, strict=True))
+    memory = Memory(
+        id=data["id"],
+        summary=data["summary"],
+        details=data["details"],
+        category=data["category"],
+        scope=data["scope"],
+        files=() if data["files"] == "[]" else tuple(json.loads(data["files"])),
+        priority=data["priority"],
+        pinned=bool(data["pinned"]),
+        origin=data["origin"],
+        supersedes=data["supersedes"],
+        status=data["status"],
+        session=data["session"],
+        created=_dt(data["created"]) or datetime.now(UTC),
+        updated=_dt(data["updated"]) or datetime.now(UTC),
+    )
+    # The stored hash is the one computed at write time from the same text: spare recomputing it.
+    memory.__dict__["content_hash"] = data["content_hash"]
+    return memory
+
+
+# Bumped in the same transaction as every write to a memory (the name is older than its second use): it
+# versions the vector cache file and the in-process memo of memories.
+_VECTORS_VERSION = "vectors.version"
+# A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
+_MEMO_MAX = 50_000
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def _fts_quote(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _dt(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
