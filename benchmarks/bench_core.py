@@ -32,7 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from tether.embed.hashed import HashedEmbedder
+from tether.embed import HashedEmbedder
+from tether.fs import write_atomic
 from tether.model.memory import Memory, new_id
 from tether.notes import format as notes
 from tether.project import init_project
@@ -224,7 +225,7 @@ def bench_add(work: Path, home: Path, count: int) -> None:
     start = time.perf_counter()
     for summary, details, category, files in texts:
         memory = Memory(id=new_id(), summary=summary, details=details, category=category, files=files)
-        notes.write_atomic(raw_dir / notes.note_name(memory), notes.render(memory))
+        write_atomic(raw_dir / notes.note_name(memory), notes.render(memory))
     raw = time.perf_counter() - start
     print(f"\n## add throughput ({count} memories)")
     print(f"{'path':<44}{'memories/s':>12}{'x raw':>8}")
@@ -265,7 +266,7 @@ def build_index(
 def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, ...]:
     probes = queries(runs)
     conn = sqlite3.connect(project / ".tether" / "index.db")
-    from tether.recall.query import terms
+    from tether.model.text import terms
 
     def bare_fts(prompt: str) -> None:
         match = " OR ".join('"' + w + '"' for w in terms(prompt))
@@ -344,7 +345,7 @@ def main() -> None:
         start = time.perf_counter()
         vectors = embed_parallel([f"{s}\n{d}".strip() for s, d, _, _ in items])
         print(
-            f"\nembedded {len(items)} generated memories with hashed-v1-384 in {time.perf_counter() - start:.1f}s"
+            f"\nembedded {len(items)} generated memories with hashed-v2-384 in {time.perf_counter() - start:.1f}s"
         )
         print("\n## search and recall latency (ms; bare FTS5 MATCH over the same index is the baseline)")
         print(

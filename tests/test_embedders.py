@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tether.embed.hashed import Embedder, HashedEmbedder, Vector
+from tether.embed import Embedder, HashedEmbedder, Vector
 from tether.embed.providers import EmbedderError, auto_embedder, make_embedder
 from tether.embed.providers.fastembed import assemble_model_dir
 from tether.embed.providers.http import OpenAIEmbedder, embeddings_url
@@ -155,7 +155,7 @@ class Impl:
 
 
 IMPLS = [
-    Impl("hashed", "hashed-v1", semantic=False),
+    Impl("hashed", "hashed-v2", semantic=False),
     Impl("sentence-transformers", "st:all-MiniLM-L6-v2", semantic=True),
     Impl("fastembed", "fastembed:sentence-transformers/all-MiniLM-L6-v2", semantic=True),
     Impl("openai-http", "openai:hashed-backed", semantic=False),

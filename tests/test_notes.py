@@ -44,23 +44,6 @@ def test_note_name_is_id_and_slug() -> None:
     assert notes.slug("!!!") == "memory"
 
 
-def test_write_atomic_leaves_no_temp_file(tmp_path: Path) -> None:
-    target = tmp_path / "d" / "n.md"
-    notes.write_atomic(target, "one")
-    notes.write_atomic(target, "two")
-    assert target.read_text() == "two"
-    assert sorted(p.name for p in target.parent.iterdir()) == ["n.md"]
-
-
-def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path) -> None:
-    target = tmp_path / "n.md"
-    notes.write_atomic(target, "old")
-    with pytest.raises(UnicodeEncodeError):
-        notes.write_atomic(target, "new \udcff")  # a lone surrogate cannot be encoded
-    assert target.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["n.md"]
-
-
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

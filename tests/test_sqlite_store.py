@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.embed.hashed import HashedEmbedder
+from tether.embed import HashedEmbedder
 from tether.model.memory import Memory
 from tether.store.base import Event, NoteRef, Query
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import index_ids, note_files
-from tether.embed.hashed import HashedEmbedder
+from tether.embed import HashedEmbedder
 from tether.notes.sync import scan, sync
 from tether.store.base import Event, NoteRef, Query
 from tether.store.sqlite.store import SQLiteStore

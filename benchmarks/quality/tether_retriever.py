@@ -20,13 +20,14 @@ from typing import Any
 from corpus import Corpus, TaskView
 
 from tether.adapters.hooks.behaviour import FOOTER, HEADER
-from tether.embed.hashed import Embedder
+from tether.embed import Embedder
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.memory import Memory, content_hash
+from tether.model.text import terms_in
 from tether.notes import format as notes
 from tether.project import init_project
 from tether.recall import scoring
-from tether.recall.recaller import CHANNELS, Candidate, Recaller, competition_ranks, terms_in
+from tether.recall.recaller import CHANNELS, Candidate, Recaller, competition_ranks
 from tether.store.base import Query
 from tether.workspace import Workspace
 

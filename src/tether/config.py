@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import ConfigError
-from tether.notes.format import write_atomic
+from tether.fs import write_atomic
 
 # key → (default, description). Types are taken from the defaults.
 DEFAULTS: dict[str, tuple[Any, str]] = {

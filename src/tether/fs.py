@@ -1,11 +1,67 @@
-"""`file_lock`: an advisory lock on a file, shared by every process of the machine that takes it."""
+"""Files as tether writes them: atomically (`write_atomic`) and under an advisory lock (`file_lock`).
+
+>>> write_atomic(Path(".tether/config.toml"), "# tether configuration\\n")  # doctest: +SKIP
+>>> with file_lock(Path(".tether/.lock")) as held:  # doctest: +SKIP
+...     ...
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def write_atomic(
+    path: Path, text: str, *, mode_from: Path | None = None, through_symlink: bool = False
+) -> None:
+    """Write `text` to `path` so readers see the old file or the new one, never a mix.
+
+    Temp file beside the target, fsync, rename, fsync of the directory: after a crash the file is whole,
+    old or new. The new file keeps the permissions of `mode_from` (default: of `path` itself) when that
+    exists, else gets what a plain `open` would (0666 less the umask; `mkstemp` alone would make it 0600,
+    unreadable to a teammate's tools). `through_symlink` writes to the file a symlink points at and keeps
+    the link (a dotfile manager's config); otherwise a symlink at `path` is replaced by the file.
+    """
+    target = Path(os.path.realpath(path)) if through_symlink else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = _mode_of(mode_from if mode_from is not None else target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -14,9 +70,6 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
 
     Yields True while held; with `wait=False`, yields False at once when another process holds it.
     Where `flock` does not exist (Windows) it yields True without locking.
-
-    >>> with file_lock(Path(".tether/.lock")) as held:  # doctest: +SKIP
-    ...     ...
     """
     if sys.platform == "win32":
         yield True

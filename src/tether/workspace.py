@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.config import Config
-from tether.embed.hashed import Embedder, HashedEmbedder
+from tether.embed import Embedder, HashedEmbedder
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
-from tether.fs import file_lock
+from tether.fs import file_lock, write_atomic
 from tether.model.memory import (
     CATEGORIES,
     Memory,
@@ -28,9 +28,9 @@ from tether.model.memory import (
     new_id,
     normalize_files,
     to_dict,
-    utcnow,
     validate,
 )
+from tether.model.timestamps import utcnow
 from tether.notes import format as notes
 from tether.notes.sync import SyncReport, sync
 from tether.project import Paths, resolve
@@ -339,7 +339,7 @@ class Workspace:
             raise NoteError(
                 str(target), f"{problem[1]}; fix the note by hand (or delete it) before changing this memory"
             )
-        notes.write_atomic(target, notes.render(memory))
+        write_atomic(target, notes.render(memory))
         stat = target.stat()
         self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, embedder_id)
         return memory

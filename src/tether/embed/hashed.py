@@ -1,7 +1,6 @@
-"""Embedders (DESIGN §7): the protocol and the dependency-free hashed default.
+"""The dependency-free default embedder (DESIGN §7): feature hashing, no model, no network.
 
-Vectors are lists of float32-representable floats, L2-normalized, so cosine similarity is a dot product.
-Every vector is stored with its embedder's `id`; vectors from different ids are never compared.
+Its words are `tether.model.text`'s: the same stopwords and identifier parts full-text search uses.
 """
 
 from __future__ import annotations
@@ -10,103 +9,16 @@ import math
 import re
 import zlib
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
-Vector = list[float]
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into vectors. `id` names the model (and its settings) so spaces are never mixed."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def dimension(self) -> int: ...
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
-
+from tether.embed.base import Vector, normalize
+from tether.model.text import STOPWORDS, identifier_parts
 
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
-_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
 # Feature weights: a whole word says the most, an identifier part (`getUserName` → get, user, name) a
 # little less, and character trigrams only smooth over spelling variants (plurals, inflections).
 _WORD_WEIGHT = 1.0
 _PART_WEIGHT = 0.6
 _GRAM_WEIGHT = 0.25
-# Words too common in prose and code to say anything about a topic.
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "this",
-        "to",
-        "was",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "can",
-        "should",
-        "would",
-        "could",
-        "use",
-        "used",
-        "using",
-    ]
-)
-
-
-def identifier_parts(word: str) -> list[str]:
-    """Split an identifier on underscores and case changes: `parse_HTTPHeader` → parse, http, header."""
-    parts: list[str] = []
-    for chunk in word.split("_"):
-        parts.extend(p.lower() for p in _CAMEL_RE.findall(chunk))
-    return [p for p in parts if p]
 
 
 def features(text: str) -> dict[str, float]:
@@ -116,13 +28,13 @@ def features(text: str) -> dict[str, float]:
         if not (raw[0].isalnum() or raw[0] == "_"):
             continue
         word = raw.lower()
-        if word in _STOPWORDS or len(word) < 2:
+        if word in STOPWORDS or len(word) < 2:
             continue
         bag["w:" + word] = bag.get("w:" + word, 0.0) + _WORD_WEIGHT
         parts = identifier_parts(raw)
         if len(parts) > 1:
             for part in parts:
-                if len(part) > 1 and part not in _STOPWORDS:
+                if len(part) > 1 and part not in STOPWORDS:
                     bag["p:" + part] = bag.get("p:" + part, 0.0) + _PART_WEIGHT
         padded = f"<{word}>"
         for i in range(len(padded) - 2):
@@ -145,7 +57,8 @@ class HashedEmbedder:
 
     @property
     def id(self) -> str:
-        return f"hashed-v1-{self._dimension}"
+        # v2: the stopwords are the full-text ones (v1 kept its own, shorter list).
+        return f"hashed-v2-{self._dimension}"
 
     @property
     def dimension(self) -> int:
@@ -163,12 +76,3 @@ class HashedEmbedder:
             sign = 1.0 if h & 0x80000000 else -1.0
             vector[h % self._dimension] += sign * value
         return normalize(vector)
-
-
-def normalize(values: Sequence[float]) -> Vector:
-    """L2-normalize; an all-zero vector stays all zeros (it has no direction to keep)."""
-    vector = [float(v) for v in values]
-    norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0.0:
-        return vector
-    return [v / norm for v in vector]

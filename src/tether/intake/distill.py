@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +26,10 @@ from typing import Any, Literal
 from tether.errors import ValidationError
 from tether.intake.llm import DistillError, LLMProvider
 from tether.intake.transcript import DIGEST_MAX, build_digest, read_transcript
-from tether.model.memory import CATEGORIES, SUMMARY_MAX, Memory, new_id, normalize_path, utcnow, validate
+from tether.model.memory import CATEGORIES, SUMMARY_MAX, Memory, new_id, normalize_path, validate
 from tether.model.secrets import find_secret, redact
+from tether.model.text import excerpt, fit_summary, one_line
+from tether.model.timestamps import iso, utcnow
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -188,14 +189,14 @@ def parse_facts(reply: str) -> list[dict[str, Any]]:
     text = _THINK.sub("", reply).strip()
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
-        raise DistillError(f"the model's reply holds no JSON: {_excerpt(reply)}")
+        raise DistillError(f"the model's reply holds no JSON: {excerpt(reply)}")
     try:
         data, _ = json.JSONDecoder().raw_decode(text[min(starts) :])
     except json.JSONDecodeError as exc:
-        raise DistillError(f"the model's reply is not valid JSON ({exc.msg}): {_excerpt(reply)}") from None
+        raise DistillError(f"the model's reply is not valid JSON ({exc.msg}): {excerpt(reply)}") from None
     facts = data.get("facts", data.get("memories")) if isinstance(data, dict) else data
     if not isinstance(facts, list):
-        raise DistillError(f'the model\'s reply has no "facts" list: {_excerpt(reply)}')
+        raise DistillError(f'the model\'s reply has no "facts" list: {excerpt(reply)}')
     return [fact for fact in facts if isinstance(fact, dict)]
 
 
@@ -214,7 +215,7 @@ def _accept(
     accepted: list[Memory] = []
     hashes: set[str] = set()
     for fact in facts:
-        summary = _one_line(str(fact.get("summary") or ""))
+        summary = one_line(str(fact.get("summary") or ""))
         details = str(fact.get("details") or "").strip()
         if len(accepted) == MAX_FACTS:
             report.dropped.append((summary, f"over the limit of {MAX_FACTS} facts per session"))
@@ -229,7 +230,9 @@ def _accept(
                 continue
             summary, details = redact(summary), redact(details)
             report.redacted += 1
-        summary, details = _fit_summary(summary, details)
+        summary, overflow = fit_summary(summary)
+        if overflow:  # the whole sentence stays in the details
+            details = f"{overflow}\n\n{details}".strip()
         raw_files = fact.get("files")
         files = _fact_files(raw_files if isinstance(raw_files, list) else [], root, touched)
         try:
@@ -260,18 +263,6 @@ def _accept(
     return accepted
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _fit_summary(summary: str, details: str) -> tuple[str, str]:
-    """Shorten an over-long summary at a word boundary; the full sentence moves into the details."""
-    if len(summary) <= SUMMARY_MAX:
-        return summary, details
-    cut = summary[: SUMMARY_MAX - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-    return cut, f"{summary}\n\n{details}".strip()
-
-
 def _relative_paths(paths: list[str], root: Path | None) -> list[str]:
     out = []
     for path in paths:
@@ -298,11 +289,6 @@ def _fact_files(raw: list[object], root: Path | None, touched: set[str]) -> tupl
         if path in touched or (root is not None and (root / path).exists()):
             kept.setdefault(path, None)
     return tuple(kept)
-
-
-def _excerpt(text: str, limit: int = 200) -> str:
-    text = _one_line(text)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _state_name(transcript: Path) -> str:
@@ -332,20 +318,11 @@ def _load_offset(state_file: Path) -> int:
 
 def _save_offset(state_file: Path, transcript: Path, offset: int) -> None:
     """Write the offset atomically (temp file, fsync, rename): a crash leaves the old offset or the new."""
-    import tempfile
+    from tether.fs import write_atomic
 
-    payload = json.dumps({"transcript": str(transcript), "offset": offset, "updated": utcnow().isoformat()})
-    fd, tmp = tempfile.mkstemp(dir=state_file.parent, prefix=f".{state_file.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, state_file)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(
+        state_file, json.dumps({"transcript": str(transcript), "offset": offset, "updated": iso(utcnow())})
+    )
 
 
 def _exclusive(lock_path: Path) -> contextlib.AbstractContextManager[bool]:

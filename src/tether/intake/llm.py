@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tether.errors import TetherError
+from tether.model.text import excerpt
 
 __all__ = [
     "AnthropicProvider",
@@ -191,10 +192,8 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
-def _excerpt(value: object, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
+def _excerpt(value: object) -> str:
+    return excerpt(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def _error_message(raw: bytes) -> str:

@@ -33,8 +33,9 @@ from typing import Any
 from tether.errors import TetherError, ValidationError
 from tether.fs import file_lock
 from tether.intake.rulefiles import RuleUnit, find_rule_files, read_rule_file
-from tether.model.memory import SUMMARY_MAX, Memory, check_text, content_hash, normalize_path
+from tether.model.memory import Memory, check_text, content_hash, normalize_path
 from tether.model.secrets import find_secret
+from tether.model.text import fit_summary
 from tether.store.base import Query
 from tether.workspace import Workspace
 
@@ -137,10 +138,8 @@ def render(unit: RuleUnit, root: Path) -> Rendered:
     else:
         first = _MARKER.sub("", lines[index]).strip().lstrip("#>").strip() or lines[index].strip()
         rest = textwrap.dedent("\n".join(lines[index + 1 :])) if index == 0 else unit.text
-    first = " ".join(first.split())
-    summary = first
-    if len(first) > SUMMARY_MAX:
-        summary = first[: SUMMARY_MAX - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    summary, first = fit_summary(first)
+    if first:  # the whole line stays in the details
         rest = f"{first}\n{rest}" if rest.strip() else first
     trailer = TRAILER + unit.path + (f" › {unit.heading}" if unit.heading else "")
     if unit.globs:

@@ -20,16 +20,16 @@ from tether.errors import SecretError, ValidationError
 from tether.model.memory import (
     CATEGORIES,
     PRIORITIES,
-    SUMMARY_MAX,
     Memory,
     check_choice,
     check_summary,
     new_id,
     normalize_path,
-    utcnow,
     validate,
 )
 from tether.model.secrets import find_secret
+from tether.model.text import fit_summary
+from tether.model.timestamps import utcnow
 
 __all__ = ["claude_memory_dir", "parse_claude_memory", "parse_seed_file"]
 
@@ -235,9 +235,9 @@ def _claude_note(note: Path, *, origin: str, allow_secrets: bool, now: Any) -> M
     summary = description or name or _first_line(body)
     if not summary:
         raise ValidationError("no description, name or text")
-    if len(summary) > SUMMARY_MAX:
-        body = f"{summary}\n\n{body}".strip()
-        summary = summary[: SUMMARY_MAX - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    summary, overflow = fit_summary(summary)
+    if overflow:  # the whole line stays in the body
+        body = f"{overflow}\n\n{body}".strip()
     if not allow_secrets:
         kind = find_secret(f"{summary}\n{body}")
         if kind:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tether.model.text import one_line
+
 __all__ = ["Event", "TranscriptChunk", "build_digest", "read_transcript"]
 
 # Per-event caps: a pasted log or a long plan must not crowd out the rest of the session. User prompts get
@@ -147,12 +149,12 @@ def _event(kind: str, block: dict[str, Any]) -> Event | None:
                     break
         if isinstance(tool_input, dict) and name in ("Bash", "PowerShell"):
             command = tool_input.get("command")
-            return Event("tool", _one_line(str(command or ""))[:200], tool=name)
+            return Event("tool", one_line(str(command or ""))[:200], tool=name)
         return Event("tool", "", tool=name, path=path)
     if block_type == "tool_result" and block.get("is_error"):
         # Failed commands and edits are where gotchas come from; successful output is mostly file text.
         text = _flatten(block.get("content"))
-        return Event("tool_error", _one_line(text)[:TOOL_ERROR_MAX]) if text else None
+        return Event("tool_error", one_line(text)[:TOOL_ERROR_MAX]) if text else None
     return None  # thinking, images, successful tool results
 
 
@@ -166,10 +168,6 @@ def _flatten(content: object) -> str:
 
 def _clean(text: str) -> str:
     return _INJECTED.sub("", text).strip()
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _shorten(text: str, limit: int) -> str:

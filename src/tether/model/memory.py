@@ -12,13 +12,14 @@ import re
 import secrets as _random
 import unicodedata
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
 from tether.model.display import first_control
+from tether.model.timestamps import iso, parse_iso, utcnow
 
 CATEGORIES = ("pref", "decision", "gotcha", "context")
 SCOPES = ("project", "user", "session")
@@ -32,10 +33,6 @@ SUMMARY_MAX = 160
 
 _ID_RE = re.compile(r"^[0-9a-f]{8}$")
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|[^\[\]\n]*)?\]\]")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def new_id() -> str:
@@ -236,8 +233,8 @@ def to_dict(memory: Memory) -> dict[str, Any]:
         "supersedes": memory.supersedes,
         "status": memory.status,
         "content_hash": memory.content_hash,
-        "created": _iso(memory.created),
-        "updated": _iso(memory.updated),
+        "created": iso(memory.created),
+        "updated": iso(memory.updated),
     }
 
 
@@ -256,11 +253,7 @@ def from_dict(data: dict[str, Any]) -> Memory:
             origin=str(data.get("origin", "user")),
             supersedes=data.get("supersedes"),
             status=str(data.get("status", "active")),
-            created=datetime.fromisoformat(str(data["created"]).replace("Z", "+00:00")),
-            updated=datetime.fromisoformat(str(data["updated"]).replace("Z", "+00:00")),
+            created=parse_iso(str(data["created"])),
+            updated=parse_iso(str(data["updated"])),
         )
     )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -6,15 +6,14 @@ crash never leaves half a note, and they are never rewritten or deleted because 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 from tether.errors import NoteError, ValidationError
 from tether.model.memory import Memory, validate
+from tether.model.timestamps import iso, parse_iso, utcnow
 
 NOTE_SUFFIX = ".md"
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -55,8 +54,8 @@ def render(memory: Memory) -> str:
         "origin": memory.origin,
         "supersedes": memory.supersedes,
         "status": memory.status,
-        "created": _iso(memory.created),
-        "updated": _iso(memory.updated),
+        "created": iso(memory.created),
+        "updated": iso(memory.updated),
     }
     if memory.supersedes is None:
         del front["supersedes"]
@@ -129,50 +128,17 @@ def read(path: Path, scope: str) -> Memory:
     return parse(text, str(path), scope)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` so readers see the old file or the new one, never a mix (temp, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is on disk.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _datetime(value: object) -> datetime:
     if value is None or value == "":
-        return datetime.now(UTC).replace(microsecond=0)
+        return utcnow()
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
     try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        return parse_iso(str(value))
     except ValueError:
         raise ValidationError(f"invalid date {value!r}: use ISO 8601, e.g. 2026-01-31T12:00:00Z") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _bool(value: object) -> bool:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.embed.hashed import Embedder
+from tether.embed import Embedder
 from tether.errors import NoteError
 from tether.model.memory import Memory
 from tether.notes import format as notes

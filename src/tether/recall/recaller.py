@@ -8,7 +8,6 @@ blast radius and priority adjust. The constants live in `tether.recall.scoring`.
 from __future__ import annotations
 
 import heapq
-import re
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -18,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from tether.errors import ValidationError
 from tether.model.memory import Memory, normalize_path
+from tether.model.prompt import clauses, path_terms, sanitize
+from tether.model.text import terms, terms_in
 from tether.recall import scoring
-from tether.recall.query import clauses, path_terms, sanitize, terms
 from tether.store.base import Event, Query, Telemetry
 
 if TYPE_CHECKING:
     from tether.repo.map import RepoMap
     from tether.workspace import Workspace
 
-terms_re = re.compile(r"[a-z0-9_]+")
 CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned")
 
 
@@ -448,16 +447,6 @@ def refs_naming(path: str) -> list[str]:
     """
     parts = path.split("/")[:-1]
     return [path, *("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))]
-
-
-def terms_in(text: str, words: Sequence[str]) -> set[str]:
-    """The `words` found in `text`, each as a word or the start of one (`deploy` finds `deployment`).
-
-    >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
-    ['deploy', 'ticket']
-    """
-    vocabulary = set(terms_re.findall(text.lower()))
-    return {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
 
 
 def competition_ranks(scores: dict[str, float]) -> dict[str, int]:

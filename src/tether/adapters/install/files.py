@@ -7,14 +7,13 @@ file anywhere means nothing is written at all.
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from tether.adapters.install.jsonconf import Problem
 from tether.errors import ConfigError
+from tether.fs import write_atomic
 
 BACKUP_SUFFIX = ".tether-backup"
 AGENT_DIRS = frozenset({".claude", ".codex", ".cursor", ".gemini"})
@@ -118,23 +117,8 @@ def parse_planned(change: Change, editor: Editor) -> dict[str, Any]:
 
 
 def _atomic_write(path: Path, text: str, mode_from: Path | None) -> None:
-    target = Path(os.path.realpath(path))  # write through a symlinked dotfile, keep the link
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    if mode_from is not None and mode_from.exists():
-        mode = os.stat(os.path.realpath(mode_from)).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(text.encode("utf-8"))
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Through a symlinked dotfile (the link is kept), with the mode of the file it replaces or backs up.
+    write_atomic(path, text, mode_from=mode_from, through_symlink=True)
 
 
 def apply(changes: list[Change]) -> None:

@@ -1,10 +1,10 @@
-"""Embedder providers behind `tether.embed.hashed.Embedder`, chosen by a spec string (DESIGN §7).
+"""Embedder providers behind `tether.embed.Embedder`, chosen by a spec string (DESIGN §7).
 
 Importing this package loads no model library: torch, sentence-transformers, fastembed and onnxruntime are
 imported by a provider on its first `embed` (or `load`), and nothing is ever downloaded at run time.
 
 >>> make_embedder("hashed").id
-'hashed-v1-384'
+'hashed-v2-384'
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from tether.embed.hashed import Embedder, HashedEmbedder
+from tether.embed import Embedder, HashedEmbedder
 from tether.embed.providers._common import EmbedderError, installed, require_extra
 from tether.errors import ConfigError
 

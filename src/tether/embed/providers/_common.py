@@ -1,5 +1,5 @@
 """What every embedder provider shares: the runtime error, the extras check, and the lazily loaded local
-model (normalization is `tether.embed.hashed.normalize`)."""
+model (normalization is `tether.embed.normalize`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from tether.embed.hashed import Vector
+from tether.embed import Vector
 from tether.errors import ConfigError, TetherError
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tether.embed.hashed import Vector
+from tether.embed import Vector
 from tether.embed.providers._common import LazyModel, missing_library, offline_environment
 from tether.errors import ConfigError
 

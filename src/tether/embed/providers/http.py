@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from tether.embed.hashed import Vector, normalize
+from tether.embed import Vector, normalize
 from tether.embed.providers._common import EmbedderError
 from tether.errors import ConfigError
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tether.embed.hashed import Vector
+from tether.embed import Vector
 from tether.embed.providers._common import LazyModel, missing_library, offline_environment
 from tether.errors import ConfigError
 

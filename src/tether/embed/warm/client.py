@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.embed.hashed import Vector
+from tether.embed import Vector
 from tether.embed.providers._common import EmbedderError
 from tether.fs import file_lock
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.embed.hashed import Embedder, HashedEmbedder
+from tether.embed import Embedder, HashedEmbedder
 from tether.embed.warm.client import failure_path, lock_path, private_dir, runtime_dir, socket_path, supported
 from tether.errors import ConfigError
 from tether.fs import file_lock

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from tether.model.timestamps import iso, utcnow
 
 # Long enough to ride out nine sessions writing at once, short enough that a wedged lock surfaces as an
 # error instead of a hung hook (hooks have their own, shorter deadline).
@@ -202,14 +203,10 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             if name in done:
                 continue
             step(_InTransaction(conn))  # type: ignore[arg-type]
-            conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, _iso(datetime.now(UTC))))
+            conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, iso(utcnow())))
             applied.append(name)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return applied
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

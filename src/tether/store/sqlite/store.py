@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.model.memory import Memory
+from tether.model.timestamps import iso, parse_iso
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
 
@@ -108,8 +109,8 @@ class SQLiteStore:
                 memory.supersedes,
                 memory.status,
                 memory.session,
-                _iso(memory.created),
-                _iso(memory.updated),
+                iso(memory.created),
+                iso(memory.updated),
                 memory.content_hash,
                 note.path if note else None,
                 note.mtime_ns if note else None,
@@ -389,7 +390,7 @@ class SQLiteStore:
     def record(self, events: Iterable[Event]) -> None:
         with self.transaction():
             for event in events:
-                at = _iso(event.at)
+                at = iso(event.at)
                 self.conn.execute(
                     "INSERT INTO events (memory_id, session, turn, event, receipts, at) VALUES (?,?,?,?,?,?)",
                     (event.memory_id, event.session, event.turn, event.event, json.dumps(event.receipts), at),
@@ -450,7 +451,7 @@ class SQLiteStore:
         return json.loads(row[0]) if row else None
 
     def put_session_state(self, session: str, state: dict[str, Any], now: datetime) -> None:
-        at = _iso(now)
+        at = iso(now)
         self.conn.execute(
             "INSERT INTO sessions (id, started, seen, state) VALUES (?, ?, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET seen = excluded.seen, state = excluded.state",
@@ -461,7 +462,7 @@ class SQLiteStore:
         if since is None:
             return int(self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
         return int(
-            self.conn.execute("SELECT count(*) FROM sessions WHERE started > ?", (_iso(since),)).fetchone()[0]
+            self.conn.execute("SELECT count(*) FROM sessions WHERE started > ?", (iso(since),)).fetchone()[0]
         )
 
     def get_meta(self, key: str) -> str | None:
@@ -545,11 +546,7 @@ def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
         yield list(items[start : start + size])
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _dt(value: str | None) -> datetime | None:
     if not value:
         return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parse_iso(value)

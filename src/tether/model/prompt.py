@@ -1,4 +1,4 @@
-"""Query sanitizing (DESIGN §4.1): what a prompt is really asking, without pasted code and traces.
+"""What a prompt is really asking (DESIGN §4.1): pasted code and traces stripped, the question kept.
 
 A pasted 3 KB stack trace OR-matches everything in full-text search and dominates an embedding; the
 question is usually the last sentence.
@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 
-from tether.embed.hashed import identifier_parts
+from tether.model.text import terms
 
 # Prompts shorter than this (after noise is stripped) are kept whole: a task description's first sentence
 # matters as much as its last.
 KEEP_WHOLE_CHARS = 400
-MAX_TERMS = 32
 
 _FENCE_RE = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
 _TRACE_LINE_RE = re.compile(
@@ -32,14 +31,7 @@ _TRACE_LINE_RE = re.compile(
     )""",
     re.X,
 )
-_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}")
 _SENTENCE_RE = re.compile(r"[^.?!\n]*\?")
-STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have how i if in into is it "
-    "its just let me my no not now of on or our please should so some than that the their them then there "
-    "these they this to too us was we were what when where which while who why will with would you your "
-    "also any all make sure get got want need like use using used via one two new".split()
-)
 
 
 def sanitize(prompt: str) -> str:
@@ -65,21 +57,6 @@ def sanitize(prompt: str) -> str:
                 break
         return " ".join(tail)[-KEEP_WHOLE_CHARS * 2 :]
     return kept[-KEEP_WHOLE_CHARS:]
-
-
-def terms(text: str) -> list[str]:
-    """Search terms: words and identifier parts, lowercased, without stopwords, in order, unique."""
-    out: dict[str, None] = {}
-    for word in _WORD_RE.findall(text):
-        lower = word.lower()
-        if len(lower) >= 2 and lower not in STOPWORDS:
-            out.setdefault(lower, None)
-        parts = identifier_parts(word)
-        if len(parts) > 1:
-            for part in parts:
-                if len(part) >= 3 and part not in STOPWORDS:
-                    out.setdefault(part, None)
-    return list(out)[:MAX_TERMS]
 
 
 _CLAUSE_RE = re.compile(r"[,;:.?!\n]+|\s+(?:and|or|but|then)\s+", re.I)

@@ -1,0 +1,89 @@
+"""Text rules every part of tether shares: words, identifiers, stopwords, one-line summaries.
+
+The same word list decides what full-text search looks for (`terms`) and what the hashed embedder hashes,
+so the two channels agree on what a word is.
+
+>>> terms("Why does parse_HTTPHeader fail on upload?")
+['parse_httpheader', 'parse', 'http', 'header', 'fail', 'upload']
+>>> fit_summary("A short rule.")
+('A short rule.', '')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tether.model.memory import SUMMARY_MAX
+
+# Words too common in prose and code to say anything about a topic.
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it "
+    "its just let me my no not now of on or our please should so some than that the their them then there "
+    "these they this to too us was we were what when where which while who why will with would you your "
+    "also any all make sure get got want need like use using used via one two new".split()
+)
+MAX_TERMS = 32
+
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}")
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_VOCABULARY_RE = re.compile(r"[a-z0-9_]+")
+
+
+def identifier_parts(word: str) -> list[str]:
+    """Split an identifier on underscores and case changes: `parse_HTTPHeader` → parse, http, header."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        parts.extend(p.lower() for p in _CAMEL_RE.findall(chunk))
+    return [p for p in parts if p]
+
+
+def terms(text: str) -> list[str]:
+    """Search terms: words and identifier parts, lowercased, without stopwords, in order, unique."""
+    out: dict[str, None] = {}
+    for word in _WORD_RE.findall(text):
+        lower = word.lower()
+        if len(lower) >= 2 and lower not in STOPWORDS:
+            out.setdefault(lower, None)
+        parts = identifier_parts(word)
+        if len(parts) > 1:
+            for part in parts:
+                if len(part) >= 3 and part not in STOPWORDS:
+                    out.setdefault(part, None)
+    return list(out)[:MAX_TERMS]
+
+
+def terms_in(text: str, words: Sequence[str]) -> set[str]:
+    """The `words` found in `text`, each as a word or the start of one (`deploy` finds `deployment`).
+
+    >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
+    ['deploy', 'ticket']
+    """
+    vocabulary = set(_VOCABULARY_RE.findall(text.lower()))
+    return {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+
+
+def one_line(text: str) -> str:
+    """Runs of whitespace, line breaks included, as single spaces."""
+    return " ".join(text.split())
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis (for error messages and logs)."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def fit_summary(text: str, limit: int = SUMMARY_MAX) -> tuple[str, str]:
+    """A one-line summary of at most `limit` characters, and what did not fit ("" when all of it did).
+
+    An over-long line is cut at a word boundary with an ellipsis; the whole line is returned as the
+    overflow, so the caller can keep it in the details and nothing is lost.
+
+    >>> fit_summary("word " * 40, limit=20)[0]
+    'word word word word…'
+    """
+    line = one_line(text)
+    if len(line) <= limit:
+        return line, ""
+    return line[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…", line

@@ -1,0 +1,32 @@
+"""The one timestamp format: UTC, to the second, ISO 8601 with a `Z` (`2026-12-01T09:38:58Z`).
+
+Notes, the index, the event log and exports all write it; reading accepts any ISO 8601 form (older indexes
+wrote microseconds), naive times being UTC.
+
+>>> iso(parse_iso("2026-12-01T10:38:58.250+01:00"))
+'2026-12-01T09:38:58Z'
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, to the second (what every clock in tether reads)."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def iso(moment: datetime) -> str:
+    """`moment` in the one format; a naive datetime is taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime(FORMAT)
+
+
+def parse_iso(text: str) -> datetime:
+    """An ISO 8601 time (a trailing `Z` included) as an aware datetime. Raises `ValueError`."""
+    parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
