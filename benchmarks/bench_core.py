@@ -37,7 +37,6 @@ from tether.fs import write_atomic
 from tether.model.memory import Memory, new_id
 from tether.notes import format as notes
 from tether.project import init_project
-from tether.recall.recaller import Recaller
 from tether.store.sqlite.store import SQLiteStore
 from tether.workspace import Workspace
 
@@ -276,11 +275,11 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
 
     with Workspace.open(project, home=home) as ws:
         ws.search(probes[0][0])  # warm caches (page cache, numpy import) outside the timings
-        Recaller(ws).recall(probes[0][0], [probes[0][1]], record=False)
+        ws.recaller().recall(probes[0][0], [probes[0][1]], record=False)
         fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
         search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
         recall = [
-            timed_each(lambda p=p, f=f: Recaller(ws).recall(p, [f], record=False), 1)[0] for p, f in probes
+            timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0] for p, f in probes
         ]
     conn.close()
     return (*pct(fts), *pct(search), *pct(recall))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import Run, make_git_repo, note_files
-from tether.lifecycle import passes as lifecycle
+from tether import lifecycle
 from tether.store.base import Query
 from tether.workspace import Workspace
 
@@ -120,11 +120,10 @@ def test_maintain_archives_ignored_memories(run: Callable[..., Run], repo: Path,
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=60)
     with opened(repo, home, start) as ws:
         memory = ws.add("Upload chunks are 8 MB", files=[UPLOAD]).memory
-    from tether.recall.recaller import Recaller
 
     for day in range(0, 60, 10):
         with opened(repo, home, start + timedelta(days=day)) as ws:
-            Recaller(ws).recall("", [UPLOAD], session=f"d{day}", turn=1)
+            ws.recaller().recall("", [UPLOAD], session=f"d{day}", turn=1)
     result = ok(run("maintain"))
     assert f"archived (ignored): {memory.id}" in result.out
     assert "nothing to do" in ok(run("maintain")).out

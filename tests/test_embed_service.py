@@ -202,8 +202,10 @@ def test_a_hook_writes_vectors_through_the_warm_server(warm: Project) -> None:
     with Workspace.open(warm.repo, home=warm.home, light=True) as ws:
         assert ws.semantic_available
         memory = ws.add("Invoices are rendered in the customer's locale", category="pref").memory
-        ids, _, dim = ws.store.vectors(warm.remote().id)
-    assert memory.id in ids and dim == 384
+        assert memory not in ws.store.missing_vectors(warm.remote().id)
+        vector = warm.remote().embed([memory.text])[0]
+        assert len(vector) == 384
+        assert ws.store.nearest(warm.remote().id, vector, 1)[0][0] == memory.id
 
 
 def test_a_prompt_hook_using_the_server_imports_no_model_library(warm: Project) -> None:

@@ -19,13 +19,12 @@ from pathlib import Path
 import pytest
 
 from conftest import git
+from tether import lifecycle
 from tether.adapters import hooks
 from tether.adapters.hooks.session import session_state
-from tether.lifecycle import passes as lifecycle
 from tether.lifecycle.housekeeping import maintain, refresh_repo
 from tether.model.memory import Memory
 from tether.notes.format import read as read_note
-from tether.recall.recaller import Recaller
 from tether.store.base import Event
 from tether.workspace import Workspace
 
@@ -61,7 +60,7 @@ _sessions = iter(range(10_000))
 
 def surface(ws: Workspace, memory: Memory, files: tuple[str, ...] = (UPLOAD,)) -> None:
     """Show `memory` through the real recall in a fresh session; fail if recall did not pick it."""
-    result = Recaller(ws).recall("", files, session=f"s{next(_sessions)}", turn=1)
+    result = ws.recaller().recall("", files, session=f"s{next(_sessions)}", turn=1)
     assert memory.id in [r.memory.id for r in result.memories]
 
 
@@ -87,7 +86,7 @@ def test_ignored_six_times_over_45_days_is_archived_and_restorable(lws: Workspac
     assert stored.status == "archived"
     note = Path(lws.store.note_path(gotcha.id) or "")
     assert note.is_file() and read_note(note, "project").status == "archived"
-    assert gotcha.id not in [r.memory.id for r in Recaller(lws).recall("", (UPLOAD,), record=False).memories]
+    assert gotcha.id not in [r.memory.id for r in lws.recaller().recall("", (UPLOAD,), record=False).memories]
     (event,) = [e for e in lws.store.events(gotcha.id) if e.event == "archived"]
     assert event.at == clock.now and "6 times over 46 days" in event.receipts["reason"]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tether.errors import TetherError
-from tether.repo.map import MAX_COMMIT_FILES, Change, Commit, RepoMap, collapse_renames
+from tether.repo.git import Change, Commit, collapse_renames
+from tether.repo.map import MAX_COMMIT_FILES, RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 
@@ -66,7 +67,7 @@ class Repo:
 def open_map(root: Path, db: Path) -> RepoMap:
     conn = sqlite3.connect(db)
     migrate_repomap(conn)
-    return RepoMap.open(root, conn)
+    return RepoMap(root, RepoMapTables(conn))
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_migration_creates_everything_and_is_idempotent(db: Path) -> None:
 
 
 def test_missing_tables_say_what_to_do(tmp_path: Path) -> None:
-    rm = RepoMap.open(tmp_path, sqlite3.connect(tmp_path / "empty.db"))
+    rm = RepoMap(tmp_path, RepoMapTables(sqlite3.connect(tmp_path / "empty.db")))
     with pytest.raises(TetherError, match="tether reindex"):
         rm.fan_in("a.py")
 
@@ -450,8 +451,9 @@ def test_concurrent_refreshes_do_not_double_count(repo: Repo, db: Path) -> None:
         repo.touch("a.py", "b.py")
     script = (
         "import sqlite3, sys; from pathlib import Path; from tether.repo.map import RepoMap;"
+        "from tether.store.sqlite.repomap import RepoMapTables;"
         "conn = sqlite3.connect(sys.argv[2], timeout=30);"
-        "print(RepoMap.open(Path(sys.argv[1]), conn).refresh().new_commits)"
+        "print(RepoMap(Path(sys.argv[1]), RepoMapTables(conn)).refresh().new_commits)"
     )
     procs = [
         subprocess.Popen(

@@ -66,7 +66,7 @@ def test_reindex_rebuilds_and_keeps_telemetry(repo: Path, ws: Workspace) -> None
     ws.store.conn.execute("DELETE FROM fts_words")  # damage the derived data
     report = ws.reindex()
     assert report.added == [memory.id]
-    assert [h.id for h in ws.store.text_search(["counts"], 5)] == [memory.id]
+    assert [h.id for h in ws.store.text(["counts"], 5)] == [memory.id]
     assert ws.store.telemetry([memory.id])[memory.id].acted == 1
     assert index_ids(repo) == {memory.id}
 

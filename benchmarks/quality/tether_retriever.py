@@ -27,7 +27,9 @@ from tether.model.text import terms_in
 from tether.notes import format as notes
 from tether.project import init_project
 from tether.recall import scoring
-from tether.recall.recaller import CHANNELS, Candidate, Recaller, competition_ranks
+from tether.recall.channels import Pool, competition_ranks
+from tether.recall.evidence import CHANNELS, Candidate, Channel
+from tether.recall.recaller import Recaller
 from tether.store.base import Query
 from tether.workspace import Workspace
 
@@ -53,16 +55,11 @@ def memory_for(item: object, memory_id: str) -> Memory:
 _PREPARED: dict[tuple[str, str], tuple[Workspace, dict[str, str]]] = {}
 
 
-def _recorded(channel: Callable[..., None], *args: Any, candidate: Any) -> dict[str, Candidate]:
-    """Run a Recaller channel and return the candidates it touched, by id (so a variant can adjust them)."""
-    pool: dict[str, Candidate] = {}
-
-    def recording(mid: str) -> Candidate:
-        pool[mid] = candidate(mid)
-        return pool[mid]
-
-    channel(*args, recording)
-    return pool
+def _recorded(channel: Channel, run: Callable[[Pool], None], pool: Pool) -> dict[str, Candidate]:
+    """Run a Recaller channel and return the candidates it credited, by id (so a variant can adjust them)."""
+    before = {mid for mid, c in pool.items() if channel in c.rrf}
+    run(pool)
+    return {mid: c for mid, c in pool.items() if channel in c.rrf and mid not in before}
 
 
 class DirSpecificRecaller(Recaller):
@@ -74,20 +71,20 @@ class DirSpecificRecaller(Recaller):
     itself keeps its full weight. The file channel's ranks are recomputed from the weighted magnitudes.
     """
 
-    def _file_channel(self, touched: list[str], candidate: Any) -> None:
-        hit = _recorded(super()._file_channel, touched, candidate=candidate)
+    def _file_channel(self, touched: list[str], pool: Pool) -> None:
+        hit = _recorded("file", lambda p: super(DirSpecificRecaller, self)._file_channel(touched, p), pool)
         if not hit:
             return
         for c in hit.values():
-            ref = str(c.evidence["file"])
+            ref = str(c.evidence.file)
             if ref.endswith("/"):
-                c.magnitude["file"] *= 1.0 - self._share(ref)
-        ranks = competition_ranks({mid: c.magnitude["file"] for mid, c in hit.items()})
+                c.magnitude.file = (c.magnitude.file or 0.0) * (1.0 - self._share(ref))
+        ranks = competition_ranks({mid: c.magnitude.file or 0.0 for mid, c in hit.items()})
         for mid, c in hit.items():
             c.rrf["file"] = scoring.rrf(ranks[mid])
 
     def _share(self, directory: str) -> float:
-        counts = _dir_counts(self.ws.root)
+        counts = _dir_counts(self.root)
         return counts.get(directory, 0) / max(counts.get("", 1), 1)
 
 
@@ -123,17 +120,19 @@ class PathCoverageRecaller(Recaller):
     found in the memory's text (prefix match, as `_covers` does).
     """
 
-    def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
-        pool = _recorded(super()._path_channel, touched_terms, candidate=candidate)
-        if not pool or not touched_terms:
+    def _path_channel(self, touched_terms: list[str], pool: Pool) -> None:
+        hit = _recorded(
+            "path", lambda p: super(PathCoverageRecaller, self)._path_channel(touched_terms, p), pool
+        )
+        if not hit or not touched_terms:
             return
         wanted = set(touched_terms)
-        for mid, memory in self.store.memories(list(pool)).items():
-            c = pool[mid]
-            if "path" not in c.magnitude:
+        for mid, memory in self.store.memories(list(hit)).items():
+            c = hit[mid]
+            if c.magnitude.path is None:
                 continue
             found = terms_in(f"{memory.summary}\n{memory.details}", sorted(wanted))
-            c.magnitude["path"] *= len(found) / len(wanted)
+            c.magnitude.path *= len(found) / len(wanted)
 
 
 class RuleScopeDirSpecificRecaller(RuleScopeRecaller, DirSpecificRecaller):
@@ -150,9 +149,9 @@ class PathTiebreakRecaller(Recaller):
     """
 
     def _adjust(self, c: Candidate, telemetry: Any, now: Any) -> None:
-        if "file" in c.evidence:
+        if c.evidence.file is not None:
             c.rrf.pop("path", None)
-            c.magnitude.pop("path", None)
+            c.magnitude.path = None
         super()._adjust(c, telemetry, now)
 
 
@@ -164,21 +163,23 @@ class PathRarityRecaller(Recaller):
     log(N / df) / log(N), 1 for a word in one memory, 0 for a word in all of them.
     """
 
-    def _path_channel(self, touched_terms: list[str], candidate: Any) -> None:
-        pool = _recorded(super()._path_channel, touched_terms, candidate=candidate)
-        if not pool:
+    def _path_channel(self, touched_terms: list[str], pool: Pool) -> None:
+        hit = _recorded(
+            "path", lambda p: super(PathRarityRecaller, self)._path_channel(touched_terms, p), pool
+        )
+        if not hit:
             return
         total = max(self.store.count(Query()), 2)
         weight = {}
         for term in touched_terms:
-            df = len(self.store.text_search([term], limit=total, trigram=False))
+            df = len(self.store.text([term], limit=total, trigram=False))
             weight[term] = math.log(total / max(df, 1)) / math.log(total)
-        for mid, memory in self.store.memories(list(pool)).items():
-            c = pool[mid]
-            if "path" not in c.magnitude:
+        for mid, memory in self.store.memories(list(hit)).items():
+            c = hit[mid]
+            if c.magnitude.path is None:
                 continue
             found = terms_in(f"{memory.summary}\n{memory.details}", touched_terms)
-            c.magnitude["path"] *= max((weight[t] for t in found), default=0.0)
+            c.magnitude.path *= max((weight[t] for t in found), default=0.0)
 
 
 def _out_of_scope(c: Candidate) -> bool:
@@ -187,8 +188,8 @@ def _out_of_scope(c: Candidate) -> bool:
         memory is not None
         and memory.origin.startswith("rules:")
         and bool(memory.files)
-        and "file" not in c.evidence
-        and "co-change" not in c.evidence
+        and c.evidence.file is None
+        and c.evidence.cochange is None
     )
 
 
@@ -259,7 +260,7 @@ class TetherRetriever:
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
         assert self.ws is not None
         files = list(task.files) if mode == "prompt+files" else []
-        result = self.recaller(self.ws).recall(
+        result = self.ws.recaller(self.recaller).recall(
             task.query, files, record=False, channels=self.channels, require_evidence=self.require_evidence
         )
         lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER] if result.memories else []

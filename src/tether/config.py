@@ -15,7 +15,7 @@ from tether.errors import ConfigError
 from tether.fs import write_atomic
 
 # key → (default, description). Types are taken from the defaults.
-DEFAULTS: dict[str, tuple[Any, str]] = {
+DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     "recall.limit": (3, "most memories injected per prompt"),
     "recall.budget": (2400, "most characters injected per prompt"),
     "recall.cooldown_turns": (10, "turns a surfaced memory stays quiet in the same session"),
@@ -43,12 +43,42 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 GUARD_MODES = ("off", "context", "deny-once", "auto")
 
 
+Value = bool | int | str
+
+
 @dataclass(frozen=True)
 class Config:
-    values: dict[str, Any]
+    """Known keys with values of their default's type: read them with `integer`, `text` or `flag`.
 
-    def __getitem__(self, key: str) -> Any:
+    >>> Config.load().integer("recall.limit")
+    3
+    """
+
+    values: dict[str, Value]
+
+    def value(self, key: str) -> Value:
+        """The value of a known key, whatever its type (for showing it)."""
+        if key not in self.values:
+            raise ConfigError(f"unknown config key {key!r}: known keys are {', '.join(DEFAULTS)}")
         return self.values[key]
+
+    def integer(self, key: str) -> int:
+        value = self.value(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key} is not a whole-number setting")
+        return value
+
+    def text(self, key: str) -> str:
+        value = self.value(key)
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} is not a text setting")
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self.value(key)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} is not a true/false setting")
+        return value
 
     @classmethod
     def load(cls, *paths: Path) -> Config:
@@ -61,7 +91,7 @@ class Config:
         return cls(values)
 
 
-def coerce(key: str, value: Any, source: str = "command line") -> Any:
+def coerce(key: str, value: object, source: str = "command line") -> Value:
     if key not in DEFAULTS:
         raise ConfigError(f"unknown config key {key!r} in {source}: known keys are {', '.join(DEFAULTS)}")
     default = DEFAULTS[key][0]
@@ -73,7 +103,7 @@ def coerce(key: str, value: Any, source: str = "command line") -> Any:
                 return value.lower() in ("true", "yes", "on", "1")
             return bool(value)
         if isinstance(default, int):
-            number = int(value)
+            number = int(value) if isinstance(value, int) else int(str(value))
             if number < 0:
                 raise ValueError
             return number
@@ -86,7 +116,7 @@ def coerce(key: str, value: Any, source: str = "command line") -> Any:
     return text
 
 
-def set_value(path: Path, key: str, raw: str) -> Any:
+def set_value(path: Path, key: str, raw: str) -> Value:
     """Set one key in a config file, keeping the others. Returns the coerced value."""
     value = coerce(key, raw)
     data = _flatten(_read(path)) if path.is_file() else {}

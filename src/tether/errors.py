@@ -34,3 +34,16 @@ class NoteError(TetherError):
 
 class ConfigError(TetherError):
     """A configuration key or value is invalid."""
+
+
+class StoreError(TetherError):
+    """The memory index (or another store) failed; the notes, the source of truth, are untouched."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot answer now (held by another process past the timeout, disk full, read-only):
+    nothing is damaged, and nothing may be moved or rebuilt because of it."""
+
+
+class StoreDamaged(StoreError):
+    """The store's file is not a database or fails its integrity check: the index is rebuilt from the notes."""

@@ -33,11 +33,11 @@ from typing import Any
 from tether.errors import TetherError, ValidationError
 from tether.fs import file_lock
 from tether.intake.rulefiles import RuleUnit, find_rule_files, read_rule_file
+from tether.memories import Memories
 from tether.model.memory import Memory, check_text, content_hash, normalize_path
 from tether.model.secrets import find_secret
 from tether.model.text import fit_summary
 from tether.store.base import Query
-from tether.workspace import Workspace
 
 __all__ = ["MATCH_RATIO", "FileSync", "RulesSync", "fingerprint", "render", "resync_if_changed", "sync_rules"]
 
@@ -198,14 +198,10 @@ def _files(unit: RuleUnit, root: Path) -> tuple[str, ...]:
     return tuple(refs)
 
 
-def _absolute(root: Path, files: tuple[str, ...]) -> list[str]:
-    return [str(root / f) + ("/" if f.endswith("/") else "") for f in files]
-
-
 # -- finding and fingerprinting ---------------------------------------------------------------------
 
 
-def rule_files(ws: Workspace, *, cached: bool = False) -> list[str]:
+def rule_files(ws: Memories, *, cached: bool = False) -> list[str]:
     """Repo-relative paths of the project's rule files.
 
     In git, the files git lists (tracked and untracked-not-ignored), so a vendored or ignored directory's
@@ -213,9 +209,10 @@ def rule_files(ws: Workspace, *, cached: bool = False) -> list[str]:
     (session start refreshes it just before). Outside git, a walk of the tree.
     """
     root = _root(ws)
-    from tether.repo.map import RepoMap, list_files
+    from tether.repo.git import list_files
+    from tether.repo.map import RepoMap
 
-    repo = RepoMap.open(root, ws.store.conn)
+    repo = RepoMap(root, ws.store.repomap())
     if not repo.is_git():
         return find_rule_files(root)
     if cached and repo.tables.state().get("mode") == "git":
@@ -235,14 +232,14 @@ def fingerprint(root: Path, paths: list[str]) -> str:
     return digest.hexdigest()
 
 
-def _root(ws: Workspace) -> Path:
+def _root(ws: Memories) -> Path:
     if ws.root is None:
         raise TetherError("rule files are project memory: run `tether init` at the repository root first")
     return ws.root
 
 
 @contextmanager
-def _sync_lock(ws: Workspace, wait: bool) -> Iterator[bool]:
+def _sync_lock(ws: Memories, wait: bool) -> Iterator[bool]:
     """One rule sync at a time per project (two session starts must not both add the same rule).
 
     A separate lock from the workspace's writer lock, which every add/edit takes and is not reentrant.
@@ -255,7 +252,7 @@ def _sync_lock(ws: Workspace, wait: bool) -> Iterator[bool]:
 # -- syncing ----------------------------------------------------------------------------------------
 
 
-def sync_rules(ws: Workspace, paths: list[str] | None = None) -> RulesSync:
+def sync_rules(ws: Memories, paths: list[str] | None = None) -> RulesSync:
     """Import every rule file (or `paths`): add new rules, update edited ones, archive removed ones.
 
     A file that cannot be read (not UTF-8, unreadable) is reported in its `FileSync.error` and its
@@ -266,7 +263,7 @@ def sync_rules(ws: Workspace, paths: list[str] | None = None) -> RulesSync:
         return _sync(ws, root, paths if paths is not None else rule_files(ws))
 
 
-def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
+def _sync(ws: Memories, root: Path, paths: list[str]) -> RulesSync:
     report = RulesSync()
     present = set(paths)
     # Rules of files that are gone: a file renamed or moved (AGENTS.md → docs/AGENTS.md) adopts them below,
@@ -294,7 +291,7 @@ def _sync(ws: Workspace, root: Path, paths: list[str]) -> RulesSync:
     return report
 
 
-def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> FileSync:
+def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> FileSync:
     """Sync one rule file. New rules may adopt `orphans` (rules of removed files, same text or nearly);
     adopted ones are taken out of that list."""
     result = FileSync(path)
@@ -333,7 +330,7 @@ def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> F
             continue
         matched.add(old.id)
         if old.files != item.files:
-            ws.edit(old.id, files=_absolute(root, item.files), record_acted=False)
+            ws.edit(old.id, files=ws.absolute(item.files), record_acted=False)
         if old.status == "archived" and _archived_by_sync(ws, old.id):
             result.restored.append(ws.restore(old.id))
         else:
@@ -354,7 +351,7 @@ def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> F
             old.id,
             summary=item.summary,
             details=item.details,
-            files=_absolute(root, item.files),
+            files=ws.absolute(item.files),
             record_acted=False,
         )
         if updated.status == "archived":
@@ -368,7 +365,7 @@ def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> F
                 old.id,
                 summary=item.summary,
                 details=item.details,
-                files=_absolute(root, item.files),
+                files=ws.absolute(item.files),
                 origin=origin,
                 record_acted=False,
             )
@@ -378,7 +375,7 @@ def _sync_file(ws: Workspace, root: Path, path: str, orphans: list[Memory]) -> F
             item.summary,
             details=item.details,
             category=CATEGORY,
-            files=_absolute(root, item.files),
+            files=ws.absolute(item.files),
             origin=origin,
         )
         if added.created:
@@ -415,7 +412,7 @@ def _pair(olds: list[Memory], news: list[Rendered]) -> list[tuple[Memory, Render
     return pairs
 
 
-def _archived_by_sync(ws: Workspace, memory_id: str) -> bool:
+def _archived_by_sync(ws: Memories, memory_id: str) -> bool:
     """Whether the memory's latest archive was the sync's (its rule was removed), per the event log."""
     for event in ws.store.events(memory_id, limit=1000):
         if event.event == "archived":
@@ -426,7 +423,7 @@ def _archived_by_sync(ws: Workspace, memory_id: str) -> bool:
     return False
 
 
-def resync_if_changed(ws: Workspace) -> RulesSync | None:
+def resync_if_changed(ws: Memories) -> RulesSync | None:
     """Re-sync when a rule file's bytes changed since the last sync (session start). Cheap otherwise:
     one read of the repo map's file list, a hash of the rule files, one meta lookup.
 

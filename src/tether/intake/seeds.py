@@ -1,7 +1,8 @@
 """Bringing outside knowledge in: seed files (`tether seed FILE.json`) and Claude Code's memory notes.
 
-Both return validated `Memory` candidates and write nothing; the caller stores them (and skips the ones
-whose content hash it already has, which is what makes `tether seed` idempotent).
+The parsers return validated `Memory` candidates and write nothing; `seed` and `import_claude_memory`
+store them (skipping the ones whose content hash the store already has, which is what makes `tether seed`
+idempotent).
 
 >>> memories = parse_seed_file(Path("seeds.json"))  # doctest: +SKIP
 >>> notes = parse_claude_memory(claude_memory_dir(Path.cwd()))  # doctest: +SKIP
@@ -16,7 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tether.errors import SecretError, ValidationError
+from tether.errors import SecretError, TetherError, ValidationError
+from tether.memories import Memories
 from tether.model.memory import (
     CATEGORIES,
     PRIORITIES,
@@ -31,7 +33,7 @@ from tether.model.secrets import find_secret
 from tether.model.text import fit_summary
 from tether.model.timestamps import utcnow
 
-__all__ = ["claude_memory_dir", "parse_claude_memory", "parse_seed_file"]
+__all__ = ["claude_memory_dir", "import_claude_memory", "parse_claude_memory", "parse_seed_file", "seed"]
 
 _SEED_FIELDS = ("summary", "details", "category", "files", "priority", "pinned", "scope")
 # A seed has no session to belong to, so session scope is not offered.
@@ -290,3 +292,50 @@ def _frontmatter_fields(block: str) -> dict[str, Any]:
         if sep and key.strip() and not line.startswith((" ", "\t")):
             fields[key.strip()] = value.strip().strip("\"'")
     return fields
+
+
+# -- storing -------------------------------------------------------------------------------------------
+
+
+def _store(ws: Memories, memory: Memory, *, allow_secret: bool = False) -> bool:
+    """Add a parsed memory through the workspace (dedup by content). Returns whether it was new."""
+    return ws.add(
+        memory.summary,
+        details=memory.details,
+        category=memory.category,
+        files=ws.absolute(memory.files, memory.scope),
+        scope=memory.scope,
+        pinned=memory.pinned,
+        priority=memory.priority,
+        origin=memory.origin,
+        allow_secret=allow_secret,
+    ).created
+
+
+def seed(ws: Memories, path: Path, *, allow_secret: bool = False) -> tuple[int, int]:
+    """Load a seed file (`intake.parse_seed_file`): validated whole before anything is written.
+
+    Idempotent: an entry whose content the store already has is counted as present, not added again.
+    Returns (new, already present).
+    """
+    memories = parse_seed_file(path, root=ws.root, allow_secrets=allow_secret)
+    if ws.root is None and any(m.scope == "project" for m in memories):
+        raise TetherError(
+            f"{path}: has project memories but there is no .tether/ here: run `tether init` first"
+        )
+    new = sum(_store(ws, m, allow_secret=allow_secret) for m in memories)
+    return new, len(memories) - new
+
+
+def import_claude_memory(
+    ws: Memories, directory: Path, *, log: Callable[[str], None] | None = None
+) -> tuple[int, int]:
+    """Import Claude Code's memory notes from `directory` (origin agent). Returns (new, already present)."""
+    memories = parse_claude_memory(directory, log=log)
+    if ws.root is None:
+        skipped = [m for m in memories if m.scope == "project"]
+        if skipped and log is not None:
+            log(f"skipped {len(skipped)} project notes: no .tether/ here (run `tether init` first)")
+        memories = [m for m in memories if m.scope != "project"]
+    new = sum(_store(ws, m) for m in memories)
+    return new, len(memories) - new

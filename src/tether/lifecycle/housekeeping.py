@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
+from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.store.base import Event, Query
-from tether.workspace import Workspace
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Housekeeping:
     hints: list[str] = field(default_factory=list)
 
 
-def follow_renames(ws: Workspace, renames: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+def follow_renames(ws: Memories, renames: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
     """Rewrite the notes of memories naming a renamed path (or a path under a renamed directory)."""
     if not renames or ws.root is None:
         return []
@@ -52,21 +52,22 @@ def follow_renames(ws: Workspace, renames: list[tuple[str, str]]) -> list[tuple[
     return moved
 
 
-def refresh_repo(ws: Workspace) -> Housekeeping:
+def refresh_repo(ws: Memories) -> Housekeeping:
     """Repo map refresh and rename following, without the lifecycle passes (every syncing command)."""
     report = Housekeeping()
     if ws.root is None:
         return report
-    from tether.repo.map import RepoMap
-
-    refreshed = RepoMap.open(ws.root, ws.store.conn).refresh()
+    repo = ws.repo_map()
+    if repo is None:
+        return report
+    refreshed = repo.refresh()
     report.renamed = follow_renames(ws, refreshed.renames)
     if report.renamed:
         ws.log(f"memories followed renamed files: {report.renamed}")
     return report
 
 
-def maintain(ws: Workspace) -> Housekeeping:
+def maintain(ws: Memories) -> Housekeeping:
     """Everything session start does, as a report (also `tether maintain`).
 
     Each pass is independent: one that fails is logged and the others still run, so a problem in, say,
@@ -77,7 +78,7 @@ def maintain(ws: Workspace) -> Housekeeping:
         report.renamed = refresh_repo(ws).renamed
 
     def archive() -> None:
-        from tether.lifecycle.passes import archive_pass
+        from tether.lifecycle.archive import archive_pass
 
         report.archived = archive_pass(ws)
 
@@ -87,7 +88,7 @@ def maintain(ws: Workspace) -> Housekeeping:
         resync_if_changed(ws)
 
     def cleanup() -> None:
-        from tether.lifecycle.passes import cleanup_hint
+        from tether.lifecycle.cleanup import cleanup_hint
 
         hint = cleanup_hint(ws)
         if hint:
@@ -112,15 +113,15 @@ def maintain(ws: Workspace) -> Housekeeping:
     return report
 
 
-def session_start_housekeeping(ws: Workspace) -> list[str]:
+def session_start_housekeeping(ws: Memories) -> list[str]:
     return maintain(ws).hints
 
 
-def end_session(ws: Workspace, session: str, transcript: str) -> None:
+def end_session(ws: Memories, session: str, transcript: str) -> None:
     """Drop the session's own memory; start the detached distill worker when enabled."""
     for memory in ws.find(Query(status=None, scope="session", session=session)):
         ws.store.remove(memory.id)
-    if not ws.config["distill.enabled"] or not transcript or ws.root is None:
+    if not ws.config.flag("distill.enabled") or not transcript or ws.root is None:
         return
     from tether.detach import spawn_detached
 

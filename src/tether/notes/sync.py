@@ -1,21 +1,24 @@
-"""Incremental sync from the notes into the index (DESIGN §2).
+"""Incremental sync from the notes into the index (DESIGN §2), and the vectors that go with it.
 
 A note is re-read only when its size or mtime changed. A note that fails to parse is recorded as a problem
-(for `tether doctor`) and skipped; it is never rewritten or deleted.
+(for `tether doctor`) and skipped; it is never rewritten or deleted. `NoteIndex` keeps one workspace's
+index in step: light processes (hooks) trust the note directories' mtimes, and memories indexed without a
+vector (a hook that could not reach the model) are embedded by whoever can next.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.embed import Embedder
+from tether.embed.base import Embedder
+from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoteError
 from tether.model.memory import Memory
 from tether.notes import format as notes
-from tether.store.base import NoteRef
-from tether.store.sqlite.store import SQLiteStore
+from tether.store.base import NoteRef, Store
 
 
 @dataclass
@@ -50,7 +53,7 @@ def scan(directory: Path | None) -> dict[str, NoteRef]:
     return found
 
 
-def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
+def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
     """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs).
 
     Changed notes are embedded with `embedder`; with None they are indexed without a vector."""
@@ -108,3 +111,99 @@ def sync(store: SQLiteStore, sources: list[tuple[Path | None, str]], embedder: E
         if path not in on_disk:
             store.set_note_problem(ref, None)
     return report
+
+
+# Set when memories were indexed without vectors (a hook with no warm process yet): whoever can embed
+# next (a later hook that finds the warm process up, any command) embeds them.
+PENDING_VECTORS = "vectors.pending"
+# The note directories' mtimes at the last sync: a light process (a hook) re-reads notes only when they moved.
+_STAMPS = "notes.dir_stamps"
+# The embedder whose vectors the index holds for every memory: a different one (a new model, or a new
+# version of the hashed embedder) makes the next sync embed what lacks a vector.
+_EMBEDDED = "vectors.embedder"
+# The most missing vectors a hook embeds through the warm process (`embed.warm.client.MAX_TEXTS` a request).
+HOOK_EMBED_MAX = 32
+
+
+class NoteIndex:
+    """Keeps one workspace's index in step with its note directories (`sources`: (directory, scope))."""
+
+    def __init__(
+        self,
+        store: Store,
+        sources: list[tuple[Path | None, str]],
+        embedders: EmbedderPolicy,
+        *,
+        light: bool,
+        log: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.sources = sources
+        self.embedders = embedders
+        self.light = light
+        self.log = log
+
+    def sync(self, *, full: bool = False) -> SyncReport:
+        """Index what changed in the notes. A light process trusts the note directories' mtimes: tether's
+        own writes (temp file + rename) and new or deleted notes change them, an editor saving in place may
+        not; such an edit is picked up by the next command or session start (`full`)."""
+        stamps = self._dir_stamps()
+        if self.light and not full and self.store.get_meta(_STAMPS) == stamps:
+            if self.embedders.heavy and self.store.get_meta(PENDING_VECTORS) and self.embedders.warm():
+                self.embed_missing()  # indexed by a hook before the warm process was up
+            return SyncReport()
+        embedder = self.embedders.writer()
+        try:
+            report = sync(self.store, self.sources, embedder)
+        except self.embedders.failures() as exc:
+            self.log(f"indexed without vectors: {exc}")
+            report = sync(self.store, self.sources, None)
+            embedder = None
+        if embedder is not None and (self.embedders.heavy or self.store.get_meta(_EMBEDDED) != embedder.id):
+            self.embed_missing()  # notes a hook indexed without vectors, or vectors of another embedder
+        elif embedder is None and report.changed:
+            self.store.set_meta(PENDING_VECTORS, "1")
+        self.store.set_meta(_STAMPS, stamps)
+        return report
+
+    def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
+        """Rebuild the index from the notes (telemetry and sessions are kept)."""
+        if embeddings_only:
+            self.store.drop_vectors(keep=None)
+            return self.embed_missing()
+        self.store.clear()
+        return self.sync(full=True)
+
+    def embed_missing(self) -> SyncReport:
+        """Embed the memories indexed without a vector of the current embedder. A hook embeds a few through
+        the warm process and leaves more (or all, without one) to the next command."""
+        report = SyncReport()
+        embedder = self.embedders.writer()
+        if embedder is None:
+            return report
+        missing = self.store.missing_vectors(embedder.id)
+        if self.light and len(missing) > HOOK_EMBED_MAX:
+            self.store.set_meta(PENDING_VECTORS, "")  # too many for a hook: the next command embeds them
+            return report
+        try:
+            for start in range(0, len(missing), 256):
+                batch = missing[start : start + 256]
+                vectors = embedder.embed([m.text for m in batch])
+                self.store.put_vectors(embedder.id, [(m.id, v) for m, v in zip(batch, vectors, strict=True)])
+                report.updated.extend(m.id for m in batch)
+        except self.embedders.failures() as exc:
+            self.log(f"left memories without vectors: {exc}")
+            return report
+        if self.store.get_meta(PENDING_VECTORS):
+            self.store.set_meta(PENDING_VECTORS, "")
+        self.store.set_meta(_EMBEDDED, embedder.id)
+        return report
+
+    def _dir_stamps(self) -> str:
+        stamps = []
+        for directory, _ in self.sources:
+            try:
+                stamps.append(str(directory.stat().st_mtime_ns) if directory else "-")
+            except OSError:
+                stamps.append("-")
+        return ",".join(stamps)

@@ -1,11 +1,12 @@
 """The repo map (DESIGN §3): what exists, what was renamed, what changes together, what is imported.
 
-`RepoMap.open` is cheap and the lookups are single indexed queries, so a hook can ask on every prompt;
-`refresh` talks to git and the file system and runs at session start and on sync.
+Making a `RepoMap` is cheap and the lookups are single indexed queries, so a hook can ask on every prompt;
+`refresh` talks to git and the file system and runs at session start and on sync. Its rows live behind
+the `RepoMapStore` protocol (the SQLite index's tables, or the in-memory store's):
 
-    >>> rm = RepoMap.open(Path("."), conn)        # conn: the index, with migrate_repomap applied
-    >>> rm.refresh().renames                      # [(old, new), ...] since the last refresh
-    >>> rm.neighbours("src/tether/recall.py")     # [("src/tether/fusion.py", 0.62), ...]
+    repo = RepoMap(root, store.repomap())
+    repo.refresh().renames                        # [(old, new), ...] since the last refresh
+    repo.neighbours("src/tether/recall.py")       # [("src/tether/fusion.py", 0.62), ...]
 
 Co-change, in short: every non-merge commit touching at most `MAX_COMMIT_FILES` files counts once for
 each file it touches and once for each pair of them; confidence of b given a is pairs(a, b) / count(a).
@@ -20,19 +21,17 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import re
-import sqlite3
-import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.errors import TetherError
+from tether.repo.git import Commit, collapse_renames, git, list_files, read_commits
+from tether.repo.git import probe as git_probe
 from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.imports import language_of, parse_imports
-from tether.store.sqlite.repomap import CachedImports, CoChangeWrite, RepoMapTables
+from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
 
 # Commits touching more files are sweeps (reformatting, license headers, vendoring, mass renames):
 # they would pair every file with every other one, drowning the real couplings, and cost n² pairs.
@@ -44,12 +43,7 @@ MIN_SUPPORT = 2
 MIN_CONFIDENCE = 0.1
 # Bump when the counting rules change: an index built under other rules is rebuilt at the next refresh.
 REPOMAP_VERSION = "1"
-# Never listed, in a plain directory; `.tether/` is skipped in git repos too, because memory notes are
-# committed beside the code and would otherwise become everyone's co-change neighbour.
-SKIP_DIRS = frozenset({".git", ".tether", "node_modules", ".venv", "__pycache__"})
-_TETHER_DIR = ".tether/"
 _MAX_SOURCE_BYTES = 2_000_000  # larger "source" files are generated or vendored; their imports don't count
-_STATUS = re.compile(r"[ACDMRTUXB]\d*")
 
 
 @dataclass(frozen=True)
@@ -58,165 +52,6 @@ class RefreshReport:
     new_commits: int  # non-merge commits read from git by this refresh
     rebuilt: bool  # co-change was computed from scratch (first build, rewritten history, new rules)
     files: int  # files that exist now
-
-
-@dataclass(frozen=True)
-class Change:
-    status: str  # git's letter: A, M, D, R (rename, with `old`), T, ...
-    path: str
-    old: str | None = None
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    changes: tuple[Change, ...]
-    size: int  # files touched, counted before narrowing to the map's root
-
-
-# -- git --------------------------------------------------------------------------------------------
-
-
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    # Settings a user's config could change and that would change what we parse.
-    cmd = ["git", "-C", str(root), "-c", "diff.relative=false", "-c", "log.showSignature=false", *args]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
-    except OSError as exc:
-        raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
-    if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise TetherError(f"`git {' '.join(args)}` failed in {root}: {err}")
-    return proc
-
-
-def _probe(root: Path) -> tuple[str, str | None] | None:
-    """(prefix of root inside the work tree, HEAD or None for an empty repo), or None outside git."""
-    try:
-        proc = _git(root, "rev-parse", "--show-prefix", check=False)
-    except TetherError:
-        return None  # no git binary: treat as a plain directory
-    if proc.returncode != 0:
-        return None
-    prefix = proc.stdout.decode().strip()
-    head = _git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
-    return prefix, (head.stdout.decode().strip() or None) if head.returncode == 0 else None
-
-
-def _split_z(raw: bytes) -> list[str]:
-    return [os.fsdecode(p) for p in raw.split(b"\0") if p]
-
-
-def list_files(root: Path, git: bool) -> list[str]:
-    """Repo-relative POSIX paths of the files that exist now, sorted.
-
-    In git: tracked files still on disk plus untracked ones that are not ignored. Elsewhere: a walk
-    that skips `SKIP_DIRS` and every dot-directory."""
-    if git:
-        listed = set(
-            _split_z(_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout)
-        )
-        listed -= set(_split_z(_git(root, "ls-files", "-z", "--deleted").stdout))
-        return sorted(p for p in listed if not p.startswith(_TETHER_DIR))
-    out: list[str] = []
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        try:
-            entries = list(os.scandir(root / rel if rel else root))
-        except OSError:
-            continue
-        for entry in entries:
-            path = f"{rel}{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    stack.append(path + "/")
-            else:
-                out.append(path)
-    return sorted(out)
-
-
-def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:
-    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files.
-
-    Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
-    its largest objects) some are absent and `git log -M` fails. Then history is read without rename
-    detection: co-change still works, renames show as a delete plus an add."""
-    args = ["log", "--no-merges", "--topo-order", "--reverse", "-M", "--name-status", "-z", "--format=%x01%H"]
-    proc = _git(root, *args, rev_range, "--", check=False)
-    if proc.returncode != 0:
-        args[args.index("-M")] = "--no-renames"
-        proc = _git(root, *args, rev_range, "--")
-    return parse_log(_split_z(proc.stdout), prefix)
-
-
-def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
-    """Parse `git log -z --name-status --format=%x01%H` split on NUL. Paths outside `prefix` (the map's
-    root inside the work tree) are dropped, and a rename across that border is an add or a delete."""
-    commits: list[Commit] = []
-    sha: str | None = None
-    changes: list[Change] = []
-    size = 0
-
-    def local(path: str) -> str | None:
-        if prefix and not path.startswith(prefix):
-            return None
-        path = path[len(prefix) :]
-        return None if path.startswith(_TETHER_DIR) else path
-
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if token.startswith("\x01"):
-            if sha is not None:
-                commits.append(Commit(sha, tuple(changes), size))
-            sha, changes, size = token[1:].strip(), [], 0
-            continue
-        status = token.lstrip("\n")
-        if not _STATUS.fullmatch(status) or sha is None:
-            continue  # not expected from git; skip rather than misread paths
-        letter = status[0]
-        if letter in "RC":
-            old, new = local(tokens[i]), local(tokens[i + 1])
-            i += 2
-            if letter == "C":
-                old = None
-            if new is None and old is not None:
-                changes.append(Change("D", old))
-            elif new is not None:
-                changes.append(Change("R" if old else "A", new, old))
-        else:
-            path = local(tokens[i])
-            i += 1
-            if path is not None:
-                changes.append(Change(letter, path))
-        size += 1
-    if sha is not None:
-        commits.append(Commit(sha, tuple(changes), size))
-    return commits
-
-
-def collapse_renames(commits: Iterable[Commit]) -> list[tuple[str, str]]:
-    """(old, new) per file renamed over `commits`, chains collapsed (a->b->c gives a->c).
-
-    A chain that returns to its start, or whose file is deleted at the end, disappears. Pairs are in the
-    order the chains began; apply them as one mapping (a swap a<->b cannot be applied in sequence)."""
-    origin: dict[str, tuple[int, str]] = {}  # current path -> (order of the chain's first step, first path)
-    seq = 0
-    for commit in commits:
-        moved: list[tuple[tuple[int, str], str]] = []
-        for ch in commit.changes:
-            if ch.old is not None:
-                moved.append((origin.pop(ch.old, (seq, ch.old)), ch.path))
-                seq += 1
-            elif ch.status == "D":
-                origin.pop(ch.path, None)
-        for first, new in moved:
-            origin[new] = first
-    ordered = sorted((s, old, new) for new, (s, old) in origin.items() if old != new)
-    return [(old, new) for _, old, new in ordered]
 
 
 @dataclass
@@ -276,15 +111,11 @@ class _History:
 class RepoMap:
     """Files, renames, co-change and fan-in of one project, cached in tether's SQLite index."""
 
-    def __init__(self, root: Path, tables: RepoMapTables) -> None:
+    def __init__(self, root: Path, tables: RepoMapStore) -> None:
+        """Cheap: no git, no query until a lookup needs one."""
         self.root = root
         self.tables = tables
         self._state: dict[str, str] | None = None
-
-    @classmethod
-    def open(cls, root: Path, conn: sqlite3.Connection) -> RepoMap:
-        """Cheap: no git, no query until a lookup needs one."""
-        return cls(Path(root), RepoMapTables(conn))
 
     # -- lookups (hot path) ---------------------------------------------------------------------
 
@@ -366,29 +197,29 @@ class RepoMap:
     def refresh(self) -> RefreshReport:
         """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD."""
         started = time.time_ns()
-        probe = _probe(self.root)
-        git = probe is not None
+        probe = git_probe(self.root)
+        in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
-        files = list_files(self.root, git)
+        files = list_files(self.root, in_git)
         file_set = set(files)
         specs, import_rows, import_changed = self._parse_sources(files)
 
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
             rebuild = (
-                state.get("mode") != ("git" if git else "dir")
+                state.get("mode") != ("git" if in_git else "dir")
                 or state.get("prefix", "") != prefix
                 or state.get("version") != REPOMAP_VERSION
             )
             last = state.get("last_commit")
             commits: list[Commit] = []
-            if git and head is not None and (rebuild or last != head):
+            if in_git and head is not None and (rebuild or last != head):
                 if not rebuild and last is not None and self._is_ancestor(last, head):
                     commits = read_commits(self.root, f"{last}..{head}", prefix)
                 else:
                     rebuild = True
                     commits = read_commits(self.root, head, prefix)
-            elif git and head is None and last is not None:
+            elif in_git and head is None and last is not None:
                 rebuild = True  # the branch lost all its commits
 
             with self.tables.write():
@@ -409,7 +240,7 @@ class RepoMap:
                     self._write_fan_in(file_set, specs)
                 self.tables.set_state(
                     {
-                        "mode": "git" if git else "dir",
+                        "mode": "git" if in_git else "dir",
                         "prefix": prefix,
                         "version": REPOMAP_VERSION,
                         "last_commit": head,
@@ -423,7 +254,7 @@ class RepoMap:
         raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
 
     def _is_ancestor(self, old: str, head: str) -> bool:
-        return _git(self.root, "merge-base", "--is-ancestor", old, head, check=False).returncode == 0
+        return git(self.root, "merge-base", "--is-ancestor", old, head, check=False).returncode == 0
 
     @staticmethod
     def _files_changed(state: dict[str, str], files: list[str]) -> bool:

@@ -1,12 +1,23 @@
-"""The narrow storage interface, in tether's own types (DESIGN §2).
+"""The storage protocols, in tether's own types (DESIGN §2). Backends implement them; nothing else writes SQL.
 
-Everything that holds memories (the SQLite index today) implements `Store`. Nothing outside a store
-module writes SQL.
+Each protocol is small and separately typed, so a caller states what it needs and a second backend plugs in
+without touching recall or lifecycle:
+
+- `MemoryStore`: the memory records, their file references, links and content hashes;
+- `SearchIndex`: full text (`text`) and nearest neighbours (`nearest`), scores higher-is-better;
+- `EventLog`: surfaced / acted / archived ... events and the per-memory counters derived from them;
+- `NoteBook`: which note file holds which memory (and which notes failed to parse): the sync's bookkeeping;
+- `SessionStore`: per-session state of the hooks, and small local key-value facts (`meta`);
+- `RepoMapStore`: the repo map's tables (files, co-change pairs, fan-in), read by `tether.repo`.
+
+`Store` is all of them at once, which is what the SQLite index and the in-memory reference implementation
+(`tether.store.memory`) are. With a shared team database the first three can live elsewhere while the
+last three stay in the checkout's own index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,7 +52,10 @@ class Query:
 
 @dataclass(frozen=True)
 class TextHit:
-    """A full-text match: bm25 from each index (lower is better, as SQLite reports it; 0 = no match)."""
+    """A full-text match of an active memory: one strength per index, higher is better, 0 = no match there.
+
+    The strengths are comparable within one query of one index (a backend's relevance score, e.g. minus
+    SQLite's bm25), not across queries or backends: recall uses their ranks and their share of the best."""
 
     id: str
     words: float
@@ -67,8 +81,10 @@ class Event:
     receipts: dict[str, Any] = field(default_factory=dict)
 
 
-class Store(Protocol):
-    def transaction(self) -> AbstractContextManager[None]: ...
+class MemoryStore(Protocol):
+    def transaction(self) -> AbstractContextManager[None]:
+        """One atomic write; nested calls join the outer one."""
+        ...
 
     def put(
         self,
@@ -76,40 +92,173 @@ class Store(Protocol):
         note: NoteRef | None = None,
         vector: Sequence[float] | None = None,
         embedder: str | None = None,
-    ) -> None: ...
+    ) -> None:
+        """Insert or replace a memory (its refs, links, search entries; a vector replaces the old one)."""
+        ...
 
     def remove(self, memory_id: str) -> None: ...
 
     def get(self, memory_id: str) -> Memory | None: ...
 
-    def find(self, query: Query) -> list[Memory]: ...
+    def find(self, query: Query) -> list[Memory]:
+        """Memories matching `query`, oldest first."""
+        ...
 
-    def memories(self, ids: Iterable[str]) -> dict[str, Memory]: ...
+    def count(self, query: Query) -> int: ...
+
+    def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
+        """The memories with these ids, whatever their status; unknown ids are left out."""
+        ...
 
     def by_hash(self, content_hash: str) -> list[Memory]: ...
 
-    def note_refs(self) -> dict[str, tuple[str, NoteRef]]: ...
+    def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
+        """Active memories naming each exact path (a file, or a directory ref ending in `/`)."""
+        ...
 
-    def text_search(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]: ...
+    def linking(self, targets: Sequence[str]) -> list[str]:
+        """Ids of memories whose details link to any of `targets` (ids or note names)."""
+        ...
 
-    def vectors(self, embedder: str) -> tuple[list[str], bytes | memoryview, int]: ...
+    def clear(self) -> None:
+        """Forget every memory but session ones (telemetry and events stay): the start of a reindex."""
+        ...
 
-    def missing_vectors(self, embedder: str) -> list[Memory]: ...
+    def close(self) -> None: ...
+
+
+class SearchIndex(Protocol):
+    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
+        """Active memories matching any of `words` (OR), at most `limit` from each index."""
+        ...
+
+    def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The `k` active memories whose `embedder` vectors have the highest cosine with `vector`, best first.
+
+        Vectors of another embedder or dimension are never compared: the answer is then empty."""
+        ...
+
+    def missing_vectors(self, embedder: str) -> list[Memory]:
+        """Memories (any status) without a vector of `embedder`."""
+        ...
 
     def put_vectors(self, embedder: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None: ...
 
-    def owners(self, paths: Sequence[str]) -> dict[str, list[str]]: ...
+    def drop_vectors(self, keep: str | None = None) -> None:
+        """Drop every vector not of the embedder `keep` (all of them with None)."""
+        ...
 
-    def dir_refs(self) -> dict[str, list[str]]: ...
 
-    def record(self, events: Iterable[Event]) -> None: ...
+class EventLog(Protocol):
+    def record(self, events: Iterable[Event]) -> None:
+        """Append events; `surfaced` and `acted` also count in the memory's telemetry, atomically."""
+        ...
 
-    def telemetry(self, ids: Sequence[str]) -> dict[str, Telemetry]: ...
+    def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]: ...
 
-    def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]: ...
+    def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
+        """Newest first."""
+        ...
+
+    def surfaced_in_session(self, session: str, since_turn: int) -> set[str]: ...
+
+
+class NoteBook(Protocol):
+    def note_refs(self) -> dict[str, tuple[str, NoteRef]]:
+        """Note path → (memory id, the note's stat when it was indexed)."""
+        ...
+
+    def note_path(self, memory_id: str) -> str | None: ...
+
+    def note_problems(self) -> dict[str, tuple[NoteRef, str]]:
+        """Notes that failed to parse: path → (their stat, the problem), until they change."""
+        ...
+
+    def set_note_problem(self, note: NoteRef, problem: str | None) -> None: ...
+
+
+class SessionStore(Protocol):
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def session_state(self, session: str) -> dict[str, Any] | None: ...
+
+    def put_session_state(self, session: str, state: dict[str, Any], now: datetime) -> None: ...
+
+    def session_count(self, since: datetime | None = None) -> int: ...
 
     def get_meta(self, key: str) -> str | None: ...
 
     def set_meta(self, key: str, value: str) -> None: ...
 
-    def close(self) -> None: ...
+
+@dataclass(frozen=True)
+class CachedImports:
+    """A source file's import specs, with the stat and content digest they were parsed from."""
+
+    mtime_ns: int
+    size: int
+    digest: str
+    specs: tuple[str, ...]
+
+
+@dataclass
+class CoChangeWrite:
+    """What one co-change pass changes, in path ids. Applied in one transaction by `apply_cochange`."""
+
+    paths: dict[int, str]  # id -> path for ids that are new or whose path changed
+    new_ids: set[int]
+    dropped: set[int]  # ids whose path was taken over by a rename onto it: their history goes
+    changes: dict[int, int]  # id -> increment
+    pairs: dict[tuple[int, int], int]  # (a, b) with a < b -> increment
+
+
+class RepoMapStore(Protocol):
+    """The repo map's rows (`tether.repo.map.RepoMap` is the logic over them). Writers go through `write()`."""
+
+    def write(self) -> AbstractContextManager[None]: ...
+
+    def state(self) -> dict[str, str]: ...
+
+    def set_state(self, values: Mapping[str, str | None]) -> None: ...
+
+    def present(self, path: str) -> bool: ...
+
+    def present_under(self, directory: str) -> bool: ...
+
+    def present_paths(self) -> set[str]: ...
+
+    def neighbours(self, path: str, min_count: int, limit: int) -> tuple[int, list[tuple[str, int]]]:
+        """(commits touching `path`, [(neighbour, shared commits)]) for present neighbours, strongest first."""
+        ...
+
+    def fan_in(self, path: str) -> int: ...
+
+    def change_count(self, path: str) -> int: ...
+
+    def pair_count(self, a: str, b: str) -> int: ...
+
+    def path_ids(self) -> dict[str, int]: ...
+
+    def clear_history(self) -> None: ...
+
+    def apply_cochange(self, write: CoChangeWrite) -> None: ...
+
+    def set_files(self, files: Iterable[str]) -> None: ...
+
+    def fan_ins(self) -> dict[str, int]: ...
+
+    def set_fan_ins(self, values: Mapping[str, int]) -> None: ...
+
+    def cached_imports(self) -> dict[str, CachedImports]: ...
+
+    def put_imports(self, rows: Mapping[str, CachedImports]) -> None: ...
+
+    def drop_imports(self, paths: Iterable[str]) -> None: ...
+
+
+class Store(MemoryStore, SearchIndex, EventLog, NoteBook, SessionStore, Protocol):
+    """Everything one workspace keeps: what the SQLite index (and the in-memory store) implement."""
+
+    def repomap(self) -> RepoMapStore:
+        """The repo map's tables, in the same database."""
+        ...

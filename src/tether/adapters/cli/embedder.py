@@ -24,7 +24,7 @@ from tether.project import Paths, resolve
 def _project() -> tuple[Paths, Config, str]:
     paths = resolve(Path.cwd(), require_project=True)
     config = Config.load(*paths.config_files)
-    spec = str(config["embedder"])
+    spec = config.text("embedder")
     if spec in ("", "hashed"):
         raise ConfigError(
             "the embedder is 'hashed', which needs no server: choose a model first "
@@ -74,7 +74,7 @@ def serve(idle_seconds: int | None, detach: bool) -> None:
     # fights the hook processes for the CPU (measured on 2 busy cores: a MiniLM query through torch took
     # ~490 ms with the default pool, ~19 ms with one thread). Set it to override.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    idle = idle_seconds if idle_seconds is not None else int(config["embed_server.idle_seconds"])
+    idle = idle_seconds if idle_seconds is not None else config.integer("embed_server.idle_seconds")
     reason = run(paths.index, spec, idle_seconds=idle, log=log)
     if reason == "already running":
         log(f"already running for this project (`tether embedder status`); exiting: {reason}")
@@ -124,7 +124,7 @@ def status(as_json: bool) -> None:
     from tether.embed.providers import EmbedderError
 
     paths = resolve(Path.cwd(), require_project=True)
-    spec = str(Config.load(*paths.config_files)["embedder"])
+    spec = Config.load(*paths.config_files).text("embedder")
     if spec in ("", "hashed"):
         # A status, not a mistake: the default embedder has nothing to serve.
         if as_json:

@@ -1,7 +1,7 @@
 """CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, rules, seed, import,
 distill, purge. Registered on the main group by `tether.adapters.cli.main` (`for c in COMMANDS: cli.add_command(c)`).
 
-Thin adapters over `tether.lifecycle.passes` and `tether.intake.rules`; like the other command modules, this one imports
+Thin adapters over `tether.lifecycle` and `tether.intake.rules`; like the other command modules, this one imports
 `tether.adapters.cli.common` and never `tether.adapters.cli.main`, which imports it.
 """
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import click
 
+from tether import lifecycle
 from tether.adapters.cli.common import echo, emit, json_option
 from tether.errors import TetherError, ValidationError
-from tether.lifecycle import passes as lifecycle
+from tether.intake import autodistill, seeds
 from tether.model.memory import Memory, check_origin, to_dict
 from tether.store.base import Query
 from tether.workspace import Workspace
@@ -223,7 +224,7 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
     The file is a list (or {"memories": [...]}) of objects with summary and optionally details,
     category, files, priority, pinned, scope. It is checked whole before anything is written."""
     with _workspace(require_project=False) as ws:
-        new, same = lifecycle.seed(ws, file, allow_secret=allow_secret)
+        new, same = seeds.seed(ws, file, allow_secret=allow_secret)
     if as_json:
         emit({"new": new, "present": same})
         return
@@ -262,7 +263,7 @@ def _import_claude(directory: Path | None) -> None:
 
     with _workspace(require_project=False) as ws:
         folder = directory or claude_memory_dir(ws.root or Path.cwd())
-        new, same = lifecycle.import_claude_memory(
+        new, same = seeds.import_claude_memory(
             ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
         )
     echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
@@ -284,7 +285,7 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
     categories come from `distill.*` config; API keys from the environment (ANTHROPIC_API_KEY,
     OPENAI_API_KEY). Duplicates and near-duplicates of existing memories are dropped."""
     with _workspace() as ws:
-        run = lifecycle.run_distill(
+        run = autodistill.run_distill(
             ws, transcript, session=session, log=lambda m: echo(f"note: {m}", err=True)
         )
     report = run.report

@@ -32,21 +32,20 @@ def init() -> None:
 @json_option
 def config_(key: str | None, value: str | None, user: bool, list_all: bool, as_json: bool) -> None:
     """Read or set a configuration key (e.g. `tether config guard.mode deny-once`)."""
-    from tether.config import DEFAULTS, Config, coerce, set_value
+    from tether.config import DEFAULTS, Config, set_value
     from tether.project import resolve
 
     paths = resolve(Path.cwd(), require_project=not user and value is not None)
     config = Config.load(*paths.config_files)
     if as_json and value is None:
-        emit({name: config[name] for name in DEFAULTS} if key is None else {key: config[key]})
+        emit({name: config.value(name) for name in DEFAULTS} if key is None else {key: config.value(key)})
         return
     if list_all or key is None:
         for name, (_, meaning) in DEFAULTS.items():
-            echo(f"{name} = {config[name]!r}  # {meaning}")
+            echo(f"{name} = {config.value(name)!r}  # {meaning}")
         return
     if value is None:
-        coerce(key, config[key] if key in DEFAULTS else None)
-        echo(config[key])
+        echo(str(config.value(key)))
         return
     target = paths.home / "config.toml" if user else paths.project_config
     echo(f"{key} = {set_value(target, key, value)!r}")

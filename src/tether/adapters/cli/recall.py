@@ -54,10 +54,9 @@ def recall(
     as_json: bool,
 ) -> None:
     """What an agent would be given for this prompt and these files, with receipts."""
-    from tether.recall.recaller import Recaller
 
     with workspace(require_project=False) as ws:
-        result = Recaller(ws).recall(
+        result = ws.recaller().recall(
             prompt, files, session=session, turn=turn, limit=limit, budget=budget, record=not no_record
         )
     if as_json:
@@ -76,18 +75,15 @@ def recall(
 @json_option
 def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) -> None:
     """The full score breakdown of one memory for a context, and its rank."""
-    from tether.recall.recaller import Recaller, receipt
+    from tether.recall.evidence import receipt
 
     with workspace(require_project=False) as ws:
-        candidate, rank = Recaller(ws).explain(memory_id, prompt, files)
+        candidate, rank = ws.recaller().explain(memory_id, prompt, files)
     data = {
         "id": candidate.memory_id,
         "rank": rank,
         "score": round(candidate.score, 4),
-        "rank_credit": {k: round(v, 4) for k, v in candidate.rrf.items()},
-        "magnitudes": {k: round(v, 4) for k, v in candidate.magnitude.items()},
-        "multiplier": candidate.multiplier,
-        "evidence": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in candidate.evidence.items()},
+        **candidate.breakdown(),
         "receipt": receipt(candidate),
         "injectable": rank is not None,
     }
@@ -96,9 +92,9 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
         return
     echo(f"{candidate.memory_id}: score {data['score']}, rank {rank if rank else '— (not injectable)'}")
     sections: dict[str, dict[str, Any]] = {
-        "rank credit": data["rank_credit"],  # type: ignore[dict-item]
-        "magnitude": data["magnitudes"],  # type: ignore[dict-item]
-        "evidence": data["evidence"],  # type: ignore[dict-item]
+        "rank credit": data["rank_credit"],
+        "magnitude": data["magnitudes"],
+        "evidence": data["evidence"],
     }
     for section, values in sections.items():
         for key, value in values.items():

@@ -12,7 +12,7 @@ from pathlib import Path
 from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
 from tether.model.memory import Memory, normalize_path
-from tether.recall.recaller import Recaller, refs_naming
+from tether.recall.channels import refs_naming
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
@@ -66,7 +66,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     pinned = [m for m in ws.find(Query(pinned=True)) if m.scope != "session" or m.session == event.session]
     lines: list[str] = []
     shown: list[str] = []
-    budget = int(ws.config["recall.budget"])
+    budget = ws.config.integer("recall.budget")
     used = 0
     with session_state(ws.store, event.session, ws.clock()) as state:
         for memory in sorted(pinned, key=lambda m: m.updated, reverse=True):
@@ -93,7 +93,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
-        result = Recaller(ws).recall(event.prompt, touched, session=event.session, turn=turn)
+        result = ws.recaller().recall(event.prompt, touched, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)
@@ -116,12 +116,12 @@ def warm_up(ws: Workspace) -> None:
     The model loads in the background (seconds): until it is ready, prompts are recalled without the
     semantic channel. Never raises: a hook must not fail over an optimization.
     """
-    if not (ws.model_via_warm_process and ws.config["embed_server.enabled"]) or ws.semantic_available:
+    if not (ws.model_via_warm_process and ws.config.flag("embed_server.enabled")) or ws.semantic_available:
         return
     try:
         from tether.embed.warm.client import start_server
 
-        spec = str(ws.config["embedder"])
+        spec = ws.config.text("embedder")
         if start_server(ws.paths.index, spec, cwd=ws.root or ws.cwd, log=ws.paths.logs / "embed-server.log"):
             ws.log(f"started the warm embedding process for {spec!r}")
     except Exception:
@@ -145,8 +145,8 @@ def gotcha_line(memory: Memory) -> str:
 def after_tool(ws: Workspace, event: HookEvent) -> Reply:
     paths = _relative(ws, event)
     lines: list[str] = []
-    cooldown = int(ws.config["recall.cooldown_turns"])
-    budget = int(ws.config["hints.session_budget"])
+    cooldown = ws.config.integer("recall.cooldown_turns")
+    budget = ws.config.integer("hints.session_budget")
     shown: list[Memory] = []
     with session_state(ws.store, event.session, ws.clock()) as state:
         if event.tool_kind == "memory":
@@ -174,7 +174,7 @@ def after_tool(ws: Workspace, event: HookEvent) -> Reply:
 
 
 def before_edit(ws: Workspace, event: HookEvent) -> Reply:
-    mode = str(ws.config["guard.mode"])
+    mode = ws.config.text("guard.mode")
     if mode == "off":
         return Reply()
     paths = _relative(ws, event)

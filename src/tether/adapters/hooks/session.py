@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tether.store.sqlite.store import SQLiteStore
+from tether.store.base import SessionStore
 
 # Recent files are what recall ranks by; older ones have stopped describing the current work.
 TOUCHED_KEEP = 12
@@ -54,7 +54,7 @@ class SessionState:
 
 
 @contextmanager
-def session_state(store: SQLiteStore, session: str, now: Any) -> Iterator[SessionState]:
+def session_state(store: SessionStore, session: str, now: Any) -> Iterator[SessionState]:
     """Load, yield for changes, and save one session's state atomically."""
     with store.transaction():
         raw = store.session_state(session)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tether.errors import TetherError
+from tether.errors import StoreDamaged, StoreUnavailable, TetherError
 
 if TYPE_CHECKING:
     from tether.repo.map import RepoMap
@@ -51,19 +50,19 @@ class Memories:
                 ws = self._open()
                 self._mark_session(ws)
                 yield ws
-            except TetherError as exc:
-                raise ToolError(for_agent(str(exc))) from exc
-            except sqlite3.OperationalError as exc:  # a lock held past the busy timeout, a full disk
+            except StoreUnavailable as exc:  # a lock held past the busy timeout, a full disk
                 raise ToolError(
-                    f"the memory index is unavailable ({exc}): retry; if it persists run `tether doctor`"
+                    f"the memory index is unavailable ({exc.__cause__ or exc}): retry; if it persists run `tether doctor`"
                 ) from exc
-            except sqlite3.DatabaseError as exc:  # not a database at all, or a damaged one
+            except StoreDamaged as exc:  # not a database at all, or a damaged one
                 # Without this the SDK answers a bare "Error executing tool", which agents read as a
                 # schema problem. The index is derived from the notes, so removing it loses no memory.
                 raise ToolError(
-                    f"the memory index .tether/index.db is damaged ({exc}): delete it and call again; "
-                    "it is rebuilt from the notes in .tether/memories/ and no memory is lost"
+                    f"the memory index .tether/index.db is damaged ({exc.__cause__ or exc}): delete it and call "
+                    "again; it is rebuilt from the notes in .tether/memories/ and no memory is lost"
                 ) from exc
+            except TetherError as exc:
+                raise ToolError(for_agent(str(exc))) from exc
 
     def _open(self) -> Workspace:
         from tether.project import find_project_root
@@ -102,11 +101,9 @@ class Memories:
         """The repo map, brought up to date once per server process (incremental after the first time)."""
         if ws.root is None:
             return None
-        try:
-            from tether.repo.map import RepoMap
-        except ImportError:  # the repo map is optional for links
+        repo = ws.repo_map()
+        if repo is None:
             return None
-        repo = RepoMap.open(ws.root, ws.store.conn)
         if not self._repo_refreshed:
             self._repo_refreshed = True
             try:

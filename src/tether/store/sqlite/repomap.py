@@ -15,10 +15,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from tether.errors import TetherError
+from tether.store.base import CachedImports, CoChangeWrite
+from tether.store.sqlite.errors import translating
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS repomap_state (
@@ -56,25 +57,7 @@ def migrate_repomap(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)
 
 
-@dataclass(frozen=True)
-class CachedImports:
-    mtime_ns: int
-    size: int
-    digest: str
-    specs: tuple[str, ...]
-
-
-@dataclass
-class CoChangeWrite:
-    """What one co-change pass changes, in ids. Applied in one transaction by `apply_cochange`."""
-
-    paths: dict[int, str]  # id -> path for ids that are new or whose path changed
-    new_ids: set[int]
-    dropped: set[int]  # ids whose path was taken over by a rename onto it: their history goes
-    changes: dict[int, int]  # id -> increment
-    pairs: dict[tuple[int, int], int]  # (a, b) with a < b -> increment
-
-
+@translating
 class RepoMapTables:
     """Reads and writes the repo map's rows. Writers go through `write()`."""
 
@@ -128,9 +111,6 @@ class RepoMapTables:
         row = self._one("SELECT present FROM repomap_paths WHERE path = ?", (path,))
         return bool(row and row[0])
 
-    def known(self, path: str) -> bool:
-        return self._one("SELECT 1 FROM repomap_paths WHERE path = ?", (path,)) is not None
-
     def present_under(self, directory: str) -> bool:
         """Whether any present path starts with `directory` (which ends in '/')."""
         # '0' is the character after '/', so [dir/, dir0) is exactly the paths under dir/ (index range).
@@ -167,10 +147,6 @@ class RepoMapTables:
             "JOIN repomap_paths pb ON pb.id = r.b WHERE pa.path = ? AND pb.path = ?",
             (a, b),
         )
-        return int(row[0]) if row else 0
-
-    def present_count(self) -> int:
-        row = self._one("SELECT count(*) FROM repomap_paths WHERE present = 1", ())
         return int(row[0]) if row else 0
 
     # -- co-change writes -------------------------------------------------------------------------

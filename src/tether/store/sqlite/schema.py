@@ -6,6 +6,7 @@ brought to the current schema by running the ones it has not seen.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable
@@ -144,11 +145,18 @@ def _migrate_pinned_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX memories_pinned ON memories(pinned) WHERE pinned = 1")
 
 
+def _migrate_index_id(conn: sqlite3.Connection) -> None:
+    # Files kept beside the index (the vector cache) name the database they were made from: a deleted and
+    # rebuilt index starts its counters over, and must not trust a cache of the old one.
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('index.id', ?)", (secrets.token_hex(8),))
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
     ("0002_repomap", _migrate_repomap),
     ("0003_pinned_index", _migrate_pinned_index),
+    ("0004_index_id", _migrate_index_id),
 )
 
 

@@ -8,9 +8,7 @@ read and write at once.
 from __future__ import annotations
 
 import json
-import mmap
-import os
-from array import array
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,6 +18,9 @@ from typing import Any
 from tether.model.memory import Memory
 from tether.model.timestamps import iso, parse_iso
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
+from tether.store.sqlite import vectors
+from tether.store.sqlite.errors import translate, translating
+from tether.store.sqlite.repomap import RepoMapTables
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
 
 _COLUMNS = (
@@ -41,17 +42,24 @@ _COLUMNS = (
 )
 
 
+@translating
 class SQLiteStore:
-    """`Store` over one SQLite file. Thread-confined; open one per process."""
+    """`Store` over one SQLite file. Thread-confined; open one per process.
+
+    Raises `StoreUnavailable` / `StoreDamaged` (never sqlite3's exceptions), from opening on."""
 
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = path
-        self.conn = connect(path, busy_timeout_ms)
+        try:
+            self.conn = connect(path, busy_timeout_ms)
+        except sqlite3.Error as exc:
+            raise translate(exc) from exc
         self._depth = 0
         # Memories read by id, kept while the memories version in `meta` stands still: a warm process (the
         # MCP server, a benchmark) recalling again reads only what changed. Memory objects are frozen.
         self._memo: dict[str, Memory] = {}
         self._memo_version: str | None = None
+        self._nearest_calls = 0
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -76,6 +84,9 @@ class SQLiteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    def repomap(self) -> RepoMapTables:
+        return RepoMapTables(self.conn)
 
     # -- memories ---------------------------------------------------------------------------------
 
@@ -161,7 +172,7 @@ class SQLiteStore:
             if vector is not None and embedder is not None:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                    (rowid, embedder, len(vector), array("f", vector).tobytes()),
+                    (rowid, embedder, len(vector), vectors.pack(vector)),
                 )
             elif row is not None:
                 self.conn.execute("DELETE FROM embeddings WHERE memory_rowid = ?", (rowid,))
@@ -253,17 +264,25 @@ class SQLiteStore:
                 )
 
     def clear(self) -> None:
-        """Drop every derived memory row (telemetry, events and sessions stay): the start of a reindex."""
+        """Drop every derived memory row (telemetry, events and sessions stay): the start of a reindex.
+
+        Session memories live only here (they have no note): they keep their rows, search entries and
+        vectors."""
         with self.transaction():
             self._bump_vectors()
-            for table in ("fts_words", "fts_trigram", "embeddings", "links", "file_refs", "note_problems"):
-                self.conn.execute(f"DELETE FROM {table}")
+            derived = "SELECT rowid FROM memories WHERE scope != 'session'"
+            for table in ("fts_words", "fts_trigram"):
+                self.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({derived})")
+            self.conn.execute("DELETE FROM note_problems")
+            # file_refs, links and embeddings go with their rows (ON DELETE CASCADE).
             self.conn.execute("DELETE FROM memories WHERE scope != 'session'")
 
     # -- search -----------------------------------------------------------------------------------
 
-    def text_search(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
-        """bm25 over both FTS indexes for any of `words` (OR), best first, active memories only."""
+    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
+        """bm25 over both FTS indexes for any of `words` (OR), best first, active memories only.
+
+        Strengths are minus SQLite's bm25 (which is lower-is-better), so higher is better outside."""
         if not words:
             return []
         hits: dict[int, list[float]] = {}
@@ -274,7 +293,7 @@ class SQLiteStore:
             " ORDER BY 2 LIMIT ?",
             (word_query, limit),
         ):
-            hits.setdefault(rowid, [0.0, 0.0])[0] = score
+            hits.setdefault(rowid, [0.0, 0.0])[0] = -score
         grams = [w for w in words if len(w) >= 3] if trigram else []
         if grams:
             gram_query = " OR ".join(_fts_quote(w) for w in grams)
@@ -282,7 +301,7 @@ class SQLiteStore:
                 "SELECT rowid, bm25(fts_trigram) FROM fts_trigram WHERE fts_trigram MATCH ? ORDER BY 2 LIMIT ?",
                 (gram_query, limit),
             ):
-                hits.setdefault(rowid, [0.0, 0.0])[1] = score
+                hits.setdefault(rowid, [0.0, 0.0])[1] = -score
         if not hits:
             return []
         ids = self._active_ids(list(hits))
@@ -299,47 +318,17 @@ class SQLiteStore:
                 out[rowid] = mid
         return out
 
-    def vectors(self, embedder: str) -> tuple[list[str], bytes | memoryview, int]:
-        """Every active memory's vector for `embedder`, as ids plus one packed float32 buffer and the dim.
+    def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """Exact cosine top-k over the active memories' vectors (`tether.store.sqlite.vectors`).
 
-        Read from a cache file beside the index while no memory changed since it was written (a version
-        counter in `meta`, bumped in the same transaction as every write): a hook then reads one file
-        instead of ten thousand rows on every prompt."""
-        version = self.get_meta(_VECTORS_VERSION) or "0"
-        cache = self.path.with_name(f"{self.path.name}-vectors-{_safe(embedder)}")
-        try:
-            with open(cache, "rb") as handle:
-                header = json.loads(handle.readline())
-                if header.get("version") == version and header.get("embedder") == embedder:
-                    start = handle.tell()
-                    size = os.fstat(handle.fileno()).st_size
-                    if size == start:
-                        return list(header["ids"]), b"", int(header["dim"])
-                    # Mapped, not read: numpy multiplies straight from the page cache, no copy.
-                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                    return list(header["ids"]), memoryview(mapped)[start:], int(header["dim"])
-        except (OSError, ValueError, KeyError):
-            pass
-        ids: list[str] = []
-        blobs: list[bytes] = []
-        dim = 0
-        for mid, size, blob in self.conn.execute(
-            "SELECT m.id, e.dim, e.vector FROM embeddings e JOIN memories m ON m.rowid = e.memory_rowid"
-            " WHERE e.embedder = ? AND m.status = 'active'",
-            (embedder,),
-        ):
-            ids.append(mid)
-            blobs.append(blob)
-            dim = size
-        packed = b"".join(blobs)
-        header_line = json.dumps({"version": version, "embedder": embedder, "dim": dim, "ids": ids}).encode()
-        try:
-            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(header_line + b"\n" + packed)
-            os.replace(tmp, cache)
-        except OSError:
-            pass  # a read-only or full disk only costs the next reader the same query
-        return ids, packed, dim
+        From its second query on, a process is warm (the MCP server, a library user): numpy pays off."""
+        identity = f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
+        ids, blob, dim = vectors.load(self.conn, self.path, embedder, identity)
+        if not ids:
+            return []
+        self._nearest_calls += 1
+        top = vectors.top_cosines(blob, len(ids), dim, vector, k, warm=self._nearest_calls > 1)
+        return [(ids[row], cosine) for row, cosine in top]
 
     def missing_vectors(self, embedder: str) -> list[Memory]:
         rows = self.conn.execute(
@@ -349,13 +338,13 @@ class SQLiteStore:
         )
         return [_memory(row) for row in rows]
 
-    def put_vectors(self, embedder: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
+    def put_vectors(self, embedder: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
             self._bump_vectors()
-            for mid, vector in vectors:
+            for mid, vector in items:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
-                    (embedder, len(vector), array("f", vector).tobytes(), mid),
+                    (embedder, len(vector), vectors.pack(vector), mid),
                 )
 
     def drop_vectors(self, keep: str | None = None) -> None:
@@ -376,15 +365,6 @@ class SQLiteStore:
                 chunk,
             ):
                 out.setdefault(path, []).append(mid)
-        return out
-
-    def dir_refs(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for path, mid in self.conn.execute(
-            "SELECT f.path, m.id FROM file_refs f JOIN memories m ON m.rowid = f.memory_rowid"
-            " WHERE f.is_dir = 1 AND m.status = 'active'"
-        ):
-            out.setdefault(path, []).append(mid)
         return out
 
     def record(self, events: Iterable[Event]) -> None:
@@ -529,12 +509,11 @@ def _memory(row: Sequence[Any]) -> Memory:
 # Bumped in the same transaction as every write to a memory (the name is older than its second use): it
 # versions the vector cache file and the in-process memo of memories.
 _VECTORS_VERSION = "vectors.version"
+# A random id made with the database (migration 0004): caches beside the index name the database they
+# were made from, since a rebuilt index starts its version counter over.
+_INDEX_ID = "index.id"
 # A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
 _MEMO_MAX = 50_000
-
-
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
 def _fts_quote(word: str) -> str:

@@ -1,0 +1,134 @@
+"""Auto-distill for a workspace (DESIGN §6): a session transcript in, at most three `distilled` memories out.
+
+`tether.intake.distill` asks the model and checks its answer; this module supplies the workspace's side:
+the provider from configuration, the duplicate checks, where offsets are kept, and the writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.config import Config
+from tether.errors import TetherError, ValidationError
+from tether.memories import Memories
+from tether.model.memory import CATEGORIES, Memory
+
+# Near-duplicate gate for distilled facts. Measured with the default hashed embedder: a word inserted
+# into a fact scores 0.93, a word swapped 0.86-0.93 (shorter facts lower), a reworded sentence 0.84, while
+# different facts sharing most words ("run ruff format before committing" vs "... ruff check ...") score
+# 0.81. The gap is thin, so the gate sits high: a missed duplicate costs a `tether purge` or `tether rm`,
+# a wrongly dropped fact is lost without anyone seeing it.
+NEAR_DUPLICATE_COSINE = 0.9
+
+
+def near_duplicate(ws: Memories, text: str, threshold: float = NEAR_DUPLICATE_COSINE) -> Memory | None:
+    """The active memory most similar to `text` when its cosine is at least `threshold`, else None."""
+    embedder = ws.embedder
+    found = ws.store.nearest(embedder.id, embedder.embed([text])[0], 1)
+    if not found or found[0][1] < threshold:
+        return None
+    return ws.store.get(found[0][0])
+
+
+def distill_provider(config: Config, env: Mapping[str, str] | None = None) -> Any:
+    """The LLM client that `distill.*` configuration (then `TETHER_DISTILL_*` env, then defaults) asks for.
+
+    A key left at its default defers to the environment variable, so `TETHER_DISTILL_PROVIDER=ollama`
+    works without touching the config. API keys only ever come from the environment.
+    """
+    from tether.config import DEFAULTS
+    from tether.intake.llm import provider_from_env
+
+    env = os.environ if env is None else env
+
+    def pick(key: str, env_name: str) -> str | None:
+        value = str(config.value(key))
+        if value != DEFAULTS[key][0]:
+            return value or None
+        return env.get(env_name) or value or None
+
+    provider = pick("distill.provider", "TETHER_DISTILL_PROVIDER")
+    model = pick("distill.model", "TETHER_DISTILL_MODEL")
+    if provider != "anthropic" and model == DEFAULTS["distill.model"][0]:
+        model = None  # the default model name is Anthropic's; other providers pick their own default
+    base_url = pick("distill.base_url", "TETHER_DISTILL_BASE_URL")
+    return provider_from_env(env, provider=provider, model=model, base_url=base_url)
+
+
+@dataclass
+class DistillRun:
+    """A `distill_session` report plus the memories as stored (ids are the store's)."""
+
+    report: Any
+    stored: list[Memory] = field(default_factory=list)
+
+
+def distill_state_dir(ws: Memories) -> Path:
+    """`.tether/distill/`: per-transcript offsets. Local state, so it ignores itself in git."""
+    state = ws.paths.tether_dir / "distill"
+    state.mkdir(parents=True, exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# distill offsets are local to this machine\n*\n", encoding="utf-8")
+    return state
+
+
+def run_distill(
+    ws: Memories,
+    transcript: Path,
+    *,
+    session: str | None = None,
+    provider: Any = None,
+    log: Callable[[str], None] | None = None,
+) -> DistillRun:
+    """Distill one session transcript into at most three `distilled` memories (DESIGN §6).
+
+    Exact duplicates (content hash in the store, any status: an archived fact stays unwanted) and near
+    duplicates (cosine ≥ `NEAR_DUPLICATE_COSINE` to an active memory) are dropped.
+    """
+    from tether.intake.distill import distill_session
+
+    if ws.root is None:
+        raise TetherError("distill writes project memory: run `tether init` at the repository root first")
+    categories = tuple(c.strip() for c in ws.config.text("distill.categories").split(",") if c.strip())
+    for category in categories:
+        if category not in CATEGORIES:
+            raise ValidationError(
+                f"distill.categories has {category!r}: use some of {', '.join(CATEGORIES)} "
+                "(`tether config distill.categories pref,gotcha`)"
+            )
+    run = DistillRun(report=None)
+
+    def sink(memory: Memory) -> None:
+        run.stored.append(
+            ws.add(
+                memory.summary,
+                details=memory.details,
+                category=memory.category,
+                files=ws.absolute(memory.files),
+                origin="distilled",
+            ).memory
+        )
+
+    def logger(message: str) -> None:
+        ws.log(f"distill{f' {session}' if session else ''}: {message}")
+        if log is not None:
+            log(message)
+
+    run.report = distill_session(
+        transcript,
+        distill_state_dir(ws),
+        provider=provider if provider is not None else distill_provider(ws.config),
+        categories=categories,
+        existing=lambda digest: bool(ws.store.by_hash(digest)),
+        similar=lambda text: near_duplicate(ws, text) is not None,
+        sink=sink,
+        now=ws.clock(),
+        root=ws.root,
+        log=logger,
+    )
+    return run

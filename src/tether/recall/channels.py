@@ -1,0 +1,152 @@
+"""Recall's channels (DESIGN §4.2): each adds the memories it finds to the pool, with rank credit and evidence.
+
+- file affinity: memories naming a touched file or a directory holding it, among paths that exist;
+- path words: memories whose text mentions the touched files' names and directories (orders, not evidence);
+- co-change: memories on the files that change together with the touched ones in git;
+- text: two full-text indexes (words, trigrams);
+- semantic: cosine of the query's embedding with the memories';
+- pinned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tether.embed.base import Embedder
+from tether.recall import scoring
+from tether.recall.evidence import Candidate
+from tether.repo.map import RepoMap
+from tether.store.base import Query, Store
+
+
+class Pool(dict[str, Candidate]):
+    """The candidates of one recall, by memory id."""
+
+    def candidate(self, memory_id: str) -> Candidate:
+        found = self.get(memory_id)
+        if found is None:
+            found = self[memory_id] = Candidate(memory_id)
+        return found
+
+
+def file_channel(
+    store: Store, repo: RepoMap | None, exists: Callable[[str], bool], touched: list[str], pool: Pool
+) -> None:
+    refs: dict[str, str] = {}  # ref path → touched file it matches
+    for path in touched:
+        for ref in refs_naming(path):
+            refs.setdefault(ref, path)
+    hits: dict[str, tuple[float, str]] = {}
+    for ref, mids in store.owners(list(refs)).items():
+        if not exists(ref):
+            continue  # a dead reference loses the file signal at once
+        magnitude = scoring.file_hit(len(mids), is_dir=ref.endswith("/"))
+        for mid in mids:
+            if mid not in hits or hits[mid][0] < magnitude:
+                hits[mid] = (magnitude, ref)
+    # One fan-in lookup per touched file, however many memories name it.
+    blast = {path: scoring.blast(repo.fan_in(path)) for path in set(refs.values())} if repo else {}
+    ranks = competition_ranks({mid: magnitude for mid, (magnitude, _) in hits.items()})
+    for mid, (magnitude, ref) in hits.items():
+        c = pool.candidate(mid)
+        c.rrf["file"] = scoring.rrf(ranks[mid])
+        c.magnitude.file = magnitude
+        c.evidence.file = ref
+        if blast:
+            c.magnitude.blast = blast[refs[ref]]
+
+
+def cochange_channel(store: Store, repo: RepoMap | None, touched: list[str], pool: Pool) -> None:
+    if repo is None:
+        return
+    neighbours: dict[str, str] = {}
+    for path in touched:
+        for other, _ in repo.neighbours(path, scoring.COCHANGE_PER_FILE):
+            if other not in touched and other not in neighbours and len(neighbours) < scoring.COCHANGE_TOTAL:
+                neighbours[other] = path
+    if not neighbours:
+        return
+    for path, mids in store.owners(list(neighbours)).items():
+        for mid in mids:
+            existing = pool.get(mid)
+            if existing is not None and existing.evidence.file is not None:
+                continue
+            c = pool.candidate(mid)
+            c.rrf["cochange"] = scoring.rrf(scoring.COCHANGE_RANK)
+            c.magnitude.cochange = scoring.COCHANGE_HIT
+            c.evidence.cochange = path
+
+
+def path_channel(store: Store, touched_terms: list[str], pool: Pool) -> None:
+    """Memories whose text mentions the touched files' names and directories ("when editing render.tsx")."""
+    hits = [h for h in store.text(touched_terms, limit=50, trigram=False) if h.words]
+    if not hits:
+        return
+    best = max(h.words for h in hits)
+    ranks = competition_ranks({h.id: h.words for h in hits})
+    for hit in hits:
+        c = pool.candidate(hit.id)
+        c.rrf["path"] = scoring.rrf(ranks[hit.id])
+        if scoring.PATH_TEXT_MAX:
+            c.magnitude.path = scoring.PATH_TEXT_MAX * min(1.0, hit.words / best)
+
+
+def text_channel(store: Store, words: list[str], pool: Pool) -> None:
+    hits = store.text(words, limit=50)
+    if not hits:
+        return
+    best = max(h.words for h in hits)
+    for rank, hit in enumerate(sorted((h for h in hits if h.words), key=lambda h: -h.words), 1):
+        c = pool.candidate(hit.id)
+        c.rrf["text"] = scoring.rrf(rank)
+        c.evidence.text = hit.words
+        c.evidence.text_rank = rank
+        c.evidence.text_best = best
+    for rank, hit in enumerate(sorted((h for h in hits if h.trigram), key=lambda h: -h.trigram), 1):
+        c = pool.candidate(hit.id)
+        c.rrf["trigram"] = scoring.rrf(rank)
+        if c.evidence.text is None:
+            c.evidence.text = 0.0
+        c.evidence.text_best = best
+
+
+def semantic_channel(store: Store, embedder: Embedder, query: str, pool: Pool) -> None:
+    query_vector = embedder.embed([query])[0]
+    for rank, (mid, cosine) in enumerate(store.nearest(embedder.id, query_vector, scoring.SEM_CANDIDATES), 1):
+        if cosine <= 0.05:
+            break  # orthogonal: not even a shared topic
+        c = pool.candidate(mid)
+        c.rrf["semantic"] = scoring.rrf(rank)
+        c.evidence.sem = cosine
+        c.magnitude.sem = scoring.sem_magnitude(cosine)
+
+
+def pinned_channel(store: Store, pool: Pool) -> None:
+    pinned = sorted(store.find(Query(pinned=True)), key=lambda m: m.updated, reverse=True)
+    for rank, memory in enumerate(pinned, 1):
+        c = pool.candidate(memory.id)
+        c.rrf["pinned"] = scoring.rrf(rank)
+        c.evidence.pinned = True
+
+
+def refs_naming(path: str) -> list[str]:
+    """The file refs a memory can use to name `path`: the path itself and each directory above it.
+
+    >>> refs_naming("src/auth/routes.py")
+    ['src/auth/routes.py', 'src/', 'src/auth/']
+    """
+    parts = path.split("/")[:-1]
+    return [path, *("/".join(parts[:depth]) + "/" for depth in range(1, len(parts) + 1))]
+
+
+def competition_ranks(scores: dict[str, float]) -> dict[str, int]:
+    """1-based ranks, best first, where equal scores share a rank: a tie must not be broken by id order.
+
+    >>> competition_ranks({"a": 0.5, "b": 0.9, "c": 0.5})
+    {'a': 2, 'b': 1, 'c': 2}
+    """
+    ordered = sorted(scores.values(), reverse=True)
+    first: dict[float, int] = {}
+    for index, value in enumerate(ordered, 1):
+        first.setdefault(value, index)
+    return {key: first[value] for key, value in scores.items()}

@@ -1,0 +1,207 @@
+"""What recall knows about one candidate memory: typed evidence, rank credit and magnitudes, and the receipt.
+
+Each channel (`tether.recall.channels`) fills in what it found; `tether.recall.recaller` adds feedback,
+recency and priority and ranks. The receipt (`via file, co-change(src/auth/routes.py), sem 0.59`) and
+`signals()` are what the agent and the person see; `breakdown()` is `tether explain`'s full view.
+
+>>> c = Candidate("0a1b2c3d")
+>>> c.evidence.file = "src/app.py"
+>>> c.has_evidence, receipt(c)
+(True, 'file')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from tether.model.memory import Memory
+from tether.recall import scoring
+
+# The ranked lists fused by reciprocal rank ("trigram" is the text channel's second index).
+Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned"]
+# The channels a caller can switch on and off (`text` includes its trigram index).
+CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned")
+
+
+@dataclass
+class Evidence:
+    """What fired for a memory. None (or "") means that signal did not fire or was not computed."""
+
+    file: str | None = None  # the file or directory ref that names a touched file
+    names: str = ""  # a touched file the memory's text names outright (`render.tsx`)
+    cochange: str | None = None  # the neighbour (changes with a touched file) this memory is on
+    text: float | None = None  # word-index strength; 0.0 when only the trigram index matched
+    text_rank: int | None = None  # rank among the word-index matches
+    text_best: float | None = None  # the strongest word-index match of this query
+    text_match: bool | None = None  # the text covers enough of the query to count as evidence
+    coverage: float | None = None  # share of the query's terms the memory holds
+    sem: float | None = None  # cosine with the query
+    pinned: bool | None = None
+
+
+@dataclass
+class Magnitudes:
+    """Bounded score terms added to the rank credit (`tether.recall.scoring` gives each its bound)."""
+
+    file: float | None = None
+    blast: float | None = None
+    names: float | None = None
+    cochange: float | None = None
+    path: float | None = None
+    text: float | None = None
+    sem: float | None = None
+    recency: float | None = None
+    feedback: float | None = None
+
+    def total(self) -> float:
+        values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
+        return sum(value for value in values if value is not None)
+
+
+# How fields are named where people and agents see them (`--json`, `explain`, receipts): older names kept.
+_SHOWN = {"cochange": "co-change"}
+
+
+@dataclass
+class Candidate:
+    memory_id: str
+    rrf: dict[Channel, float] = field(default_factory=dict)  # channel → rank credit
+    magnitude: Magnitudes = field(default_factory=Magnitudes)
+    evidence: Evidence = field(default_factory=Evidence)
+    memory: Memory | None = None
+    score: float = 0.0
+    multiplier: float = 1.0
+
+    @property
+    def has_evidence(self) -> bool:
+        e = self.evidence
+        return bool(
+            e.file
+            or e.names
+            or e.cochange
+            or e.pinned
+            or e.text_match
+            or (e.sem is not None and e.sem >= scoring.SEM_GATE)
+        )
+
+    def breakdown(self) -> dict[str, Any]:
+        """Rank credit, magnitudes and evidence as they fired, for `tether explain`."""
+        return {
+            "rank_credit": {k: round(v, 4) for k, v in self.rrf.items()},
+            "magnitudes": _shown(self.magnitude, rounded=True),
+            "multiplier": self.multiplier,
+            "evidence": _shown(self.evidence, rounded=True),
+        }
+
+
+def _shown(data: Evidence | Magnitudes, *, rounded: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields(data):
+        value = getattr(data, f.name)
+        if value is None or value == "":
+            continue
+        if rounded and isinstance(value, float):
+            value = round(value, 4)
+        out[_SHOWN.get(f.name, f.name)] = value
+    return out
+
+
+@dataclass
+class Recalled:
+    """One memory returned by recall, with its score and the signals that fired."""
+
+    memory: Memory
+    score: float
+    signals: dict[str, float]
+    receipt: str
+    rank: int
+
+    def line(self) -> str:
+        star = "★ " if self.memory.pinned or self.memory.priority == "high" else ""
+        return f"{star}[{self.memory.category}] {self.memory.id} — {self.memory.summary} (via {self.receipt})"
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.memory
+        return {
+            "id": m.id,
+            "summary": m.summary,
+            "category": m.category,
+            "scope": m.scope,
+            "files": list(m.files),
+            "pinned": m.pinned,
+            "priority": m.priority,
+            "score": round(self.score, 4),
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
+            "receipt": self.receipt,
+            "rank": self.rank,
+            "has_details": bool(m.details),
+        }
+
+    @classmethod
+    def of(cls, c: Candidate, rank: int) -> Recalled:
+        assert c.memory is not None
+        return cls(c.memory, c.score, signals(c), receipt(c), rank)
+
+
+@dataclass
+class RecallResult:
+    query: str
+    files: list[str]
+    memories: list[Recalled]
+    candidates: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "files": self.files,
+            "candidates": self.candidates,
+            "memories": [r.to_json() for r in self.memories],
+        }
+
+
+def signals(c: Candidate) -> dict[str, float]:
+    """Signal name → value, for the signals that fired."""
+    e, m = c.evidence, c.magnitude
+    out: dict[str, float] = {}
+    if e.file is not None:
+        out["file"] = m.file or 0.0
+    if e.names:
+        out["names"] = m.names or 0.0
+    if e.cochange is not None:
+        out["co-change"] = m.cochange or 0.0
+    if e.text is not None:
+        out["text"] = m.text or 0.0
+    if e.sem is not None:
+        out["sem"] = e.sem
+    if e.pinned:
+        out["pinned"] = 1.0
+    if m.blast:
+        out["blast"] = m.blast
+    if m.feedback:
+        out["feedback"] = m.feedback
+    if c.multiplier != 1.0:
+        out["priority"] = c.multiplier
+    return out
+
+
+def receipt(c: Candidate) -> str:
+    """`file, co-change(auth/routes.py), text 0.62, sem 0.59`: why this memory surfaced."""
+    e = c.evidence
+    parts: list[str] = []
+    if e.pinned:
+        parts.append("pinned")
+    if e.file is not None:
+        parts.append(f"dir({e.file})" if e.file.endswith("/") else "file")
+    if e.names:
+        parts.append(f"names({e.names.rsplit('/', 1)[-1]})")
+    if e.cochange is not None:
+        parts.append(f"co-change({Path(e.cochange).as_posix()})")
+    if e.text_match:
+        parts.append(f"text {e.coverage or 0.0:.2f}")
+    if e.sem is not None and e.sem >= scoring.SEM_GATE:
+        parts.append(f"sem {e.sem:.2f}")
+    if c.memory is not None and c.memory.priority == "high":
+        parts.append("high")
+    return ", ".join(parts) or "rank only"

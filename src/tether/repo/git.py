@@ -1,0 +1,185 @@
+"""Reading git: the files that exist, and the history as commits with their changed paths.
+
+Everything here runs `git` with the settings that would change what is parsed pinned
+(`diff.relative=false`, no signatures) and without optional locks, so a refresh never takes a lock
+another git command needs.
+
+    >>> parse_log(["\x01abc", "M", "src/a.py"])[0].changes
+    (Change(status='M', path='src/a.py', old=None),)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import TetherError
+
+# Never listed, in a plain directory; `.tether/` is skipped in git repos too, because memory notes are
+# committed beside the code and would otherwise become everyone's co-change neighbour.
+SKIP_DIRS = frozenset({".git", ".tether", "node_modules", ".venv", "__pycache__"})
+_TETHER_DIR = ".tether/"
+_STATUS = re.compile(r"[ACDMRTUXB]\d*")
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # git's letter: A, M, D, R (rename, with `old`), T, ...
+    path: str
+    old: str | None = None
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    changes: tuple[Change, ...]
+    size: int  # files touched, counted before narrowing to the map's root
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    # Settings a user's config could change and that would change what we parse.
+    cmd = ["git", "-C", str(root), "-c", "diff.relative=false", "-c", "log.showSignature=false", *args]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
+    except OSError as exc:
+        raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise TetherError(f"`git {' '.join(args)}` failed in {root}: {err}")
+    return proc
+
+
+def probe(root: Path) -> tuple[str, str | None] | None:
+    """(prefix of root inside the work tree, HEAD or None for an empty repo), or None outside git."""
+    try:
+        proc = git(root, "rev-parse", "--show-prefix", check=False)
+    except TetherError:
+        return None  # no git binary: treat as a plain directory
+    if proc.returncode != 0:
+        return None
+    prefix = proc.stdout.decode().strip()
+    head = git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    return prefix, (head.stdout.decode().strip() or None) if head.returncode == 0 else None
+
+
+def _split_z(raw: bytes) -> list[str]:
+    return [os.fsdecode(p) for p in raw.split(b"\0") if p]
+
+
+def list_files(root: Path, in_git: bool) -> list[str]:
+    """Repo-relative POSIX paths of the files that exist now, sorted.
+
+    In git: tracked files still on disk plus untracked ones that are not ignored. Elsewhere: a walk
+    that skips `SKIP_DIRS` and every dot-directory."""
+    if in_git:
+        listed = set(
+            _split_z(git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout)
+        )
+        listed -= set(_split_z(git(root, "ls-files", "-z", "--deleted").stdout))
+        return sorted(p for p in listed if not p.startswith(_TETHER_DIR))
+    out: list[str] = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(root / rel if rel else root))
+        except OSError:
+            continue
+        for entry in entries:
+            path = f"{rel}{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    stack.append(path + "/")
+            else:
+                out.append(path)
+    return sorted(out)
+
+
+def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:
+    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files.
+
+    Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
+    its largest objects) some are absent and `git log -M` fails. Then history is read without rename
+    detection: co-change still works, renames show as a delete plus an add."""
+    args = ["log", "--no-merges", "--topo-order", "--reverse", "-M", "--name-status", "-z", "--format=%x01%H"]
+    proc = git(root, *args, rev_range, "--", check=False)
+    if proc.returncode != 0:
+        args[args.index("-M")] = "--no-renames"
+        proc = git(root, *args, rev_range, "--")
+    return parse_log(_split_z(proc.stdout), prefix)
+
+
+def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
+    """Parse `git log -z --name-status --format=%x01%H` split on NUL. Paths outside `prefix` (the map's
+    root inside the work tree) are dropped, and a rename across that border is an add or a delete."""
+    commits: list[Commit] = []
+    sha: str | None = None
+    changes: list[Change] = []
+    size = 0
+
+    def local(path: str) -> str | None:
+        if prefix and not path.startswith(prefix):
+            return None
+        path = path[len(prefix) :]
+        return None if path.startswith(_TETHER_DIR) else path
+
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token.startswith("\x01"):
+            if sha is not None:
+                commits.append(Commit(sha, tuple(changes), size))
+            sha, changes, size = token[1:].strip(), [], 0
+            continue
+        status = token.lstrip("\n")
+        if not _STATUS.fullmatch(status) or sha is None:
+            continue  # not expected from git; skip rather than misread paths
+        letter = status[0]
+        if letter in "RC":
+            old, new = local(tokens[i]), local(tokens[i + 1])
+            i += 2
+            if letter == "C":
+                old = None
+            if new is None and old is not None:
+                changes.append(Change("D", old))
+            elif new is not None:
+                changes.append(Change("R" if old else "A", new, old))
+        else:
+            path = local(tokens[i])
+            i += 1
+            if path is not None:
+                changes.append(Change(letter, path))
+        size += 1
+    if sha is not None:
+        commits.append(Commit(sha, tuple(changes), size))
+    return commits
+
+
+def collapse_renames(commits: Iterable[Commit]) -> list[tuple[str, str]]:
+    """(old, new) per file renamed over `commits`, chains collapsed (a->b->c gives a->c).
+
+    A chain that returns to its start, or whose file is deleted at the end, disappears. Pairs are in the
+    order the chains began; apply them as one mapping (a swap a<->b cannot be applied in sequence)."""
+    origin: dict[str, tuple[int, str]] = {}  # current path -> (order of the chain's first step, first path)
+    seq = 0
+    for commit in commits:
+        moved: list[tuple[tuple[int, str], str]] = []
+        for ch in commit.changes:
+            if ch.old is not None:
+                moved.append((origin.pop(ch.old, (seq, ch.old)), ch.path))
+                seq += 1
+            elif ch.status == "D":
+                origin.pop(ch.path, None)
+        for first, new in moved:
+            origin[new] = first
+    ordered = sorted((s, old, new) for new, (s, old) in origin.items() if old != new)
+    return [(old, new) for _, old, new in ordered]

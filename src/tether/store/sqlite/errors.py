@@ -1,0 +1,79 @@
+"""SQLite's exceptions as tether's: callers of the store never see (or import) `sqlite3`.
+
+A lock held past the busy timeout, a full disk or a read-only directory is `StoreUnavailable` (wait or
+fix the environment; nothing is damaged); a file that is not a database or whose pages are corrupt is
+`StoreDamaged`. Programming errors (a wrong statement, a constraint the code should have kept) are left
+as they are: they are bugs, not conditions to handle.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TypeVar
+
+from tether.errors import StoreDamaged, StoreError, StoreUnavailable
+
+T = TypeVar("T")
+_DAMAGE_WORDS = ("malformed", "not a database", "no such table", "no such column", "corrupt")
+
+
+def translate(exc: sqlite3.Error, where: str = "the memory index") -> Exception:
+    """The tether error for `exc`, or `exc` itself when it is a programming error."""
+    message = str(exc)
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return exc
+    if any(word in message for word in _DAMAGE_WORDS) or type(exc) is sqlite3.DatabaseError:
+        return StoreDamaged(
+            f"{where} is damaged ({message}): it is rebuilt from the notes by the next `tether` command "
+            "(or delete it); no memory is lost"
+        )
+    return StoreUnavailable(
+        f"{where} is unavailable ({message}): retry; if it persists, check the disk and `tether doctor`"
+    )
+
+
+def translating(cls: type[T]) -> type[T]:
+    """Class decorator: every public method raises tether's store errors instead of sqlite3's."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or not callable(member):
+            continue
+        setattr(cls, name, _wrap(member))
+    return cls
+
+
+def _wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(func):
+
+        @functools.wraps(func)
+        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from func(*args, **kwargs)
+            except sqlite3.Error as exc:
+                raise translate(exc) from exc
+
+        return generator
+
+    @functools.wraps(func)
+    def plain(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = func(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise translate(exc) from exc
+        if isinstance(result, AbstractContextManager) and not isinstance(result, StoreError):
+            return _translated_context(result)
+        return result
+
+    return plain
+
+
+@contextmanager
+def _translated_context(inner: AbstractContextManager[T]) -> Iterator[T]:
+    try:
+        with inner as value:
+            yield value
+    except sqlite3.Error as exc:
+        raise translate(exc) from exc

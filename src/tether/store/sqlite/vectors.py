@@ -1,0 +1,128 @@
+"""Nearest neighbours over the index's float32 vectors: a cache file beside the index, and the cosine top-k.
+
+A hook runs in a fresh process on every prompt: reading ten thousand embedding rows each time would cost
+more than the query. So the active vectors of one embedder are packed into one file (`index.db-vectors-
+<embedder>`), memory-mapped, and rewritten when a memory changed: its header holds the index's identity (a
+random id made with the database, so a deleted and rebuilt index never trusts an old file) and the version
+counter every write bumps.
+
+    >>> top_cosines(array("f", [1, 0, 0, 1]).tobytes(), 2, 2, [1.0, 0.0], 1)
+    [(0, 1.0)]
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import mmap
+import os
+import sqlite3
+import sys
+from array import array
+from collections.abc import Sequence
+from operator import mul
+from pathlib import Path
+
+# Below this many multiply-adds a column loop in plain Python (~0.05 us each) costs less than importing
+# numpy (~60 ms), which matters in a hook process that runs on every prompt: hashed query vectors are
+# sparse, so 10k memories take ~290k multiply-adds (~15 ms). A warm process, or one that already imported
+# numpy, uses numpy (~1 ms at 10k).
+PURE_PYTHON_WORK = 1_000_000
+
+
+def load(
+    conn: sqlite3.Connection, index: Path, embedder: str, identity: str
+) -> tuple[list[str], bytes | memoryview, int]:
+    """Every active memory's `embedder` vector: ids, one packed float32 buffer, the dimension.
+
+    From the cache file while its header matches `identity` (index id and write version), else from the
+    rows, rewriting the file (a read-only or full disk only costs the next reader the same query)."""
+    cache = index.with_name(f"{index.name}-vectors-{_safe(embedder)}")
+    try:
+        with open(cache, "rb") as handle:
+            header = json.loads(handle.readline())
+            if header.get("identity") == identity and header.get("embedder") == embedder:
+                start = handle.tell()
+                if os.fstat(handle.fileno()).st_size == start:
+                    return list(header["ids"]), b"", int(header["dim"])
+                # Mapped, not read: numpy multiplies straight from the page cache, no copy.
+                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                return list(header["ids"]), memoryview(mapped)[start:], int(header["dim"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    ids: list[str] = []
+    blobs: list[bytes] = []
+    dim = 0
+    for mid, size, blob in conn.execute(
+        "SELECT m.id, e.dim, e.vector FROM embeddings e JOIN memories m ON m.rowid = e.memory_rowid"
+        " WHERE e.embedder = ? AND m.status = 'active'",
+        (embedder,),
+    ):
+        ids.append(mid)
+        blobs.append(blob)
+        dim = size
+    packed = b"".join(blobs)
+    header_line = json.dumps({"identity": identity, "embedder": embedder, "dim": dim, "ids": ids}).encode()
+    try:
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(header_line + b"\n" + packed)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return ids, packed, dim
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    return array("f", vector).tobytes()
+
+
+def top_cosines(
+    blob: bytes | memoryview, rows: int, dim: int, query: Sequence[float], k: int, *, warm: bool = False
+) -> list[tuple[int, float]]:
+    """The `k` best (row, cosine) of `query` against a packed float32 matrix of L2-normalized rows.
+
+    A one-shot process (a hook, a CLI command) computes small products in plain Python and never imports
+    numpy; a `warm` process, one that will ask again, imports numpy once and is faster from then on."""
+    if len(query) != dim or rows == 0:
+        return []  # a vector from another embedder: never compare across spaces
+    nonzero = [(i, q) for i, q in enumerate(query) if q]
+    if not nonzero:
+        return []
+    if rows * len(nonzero) <= PURE_PYTHON_WORK and not warm and "numpy" not in sys.modules:
+        return top_cosines_python(blob, rows, dim, nonzero, k)
+    return top_cosines_numpy(blob, rows, dim, nonzero, k)
+
+
+def top_cosines_python(
+    blob: bytes | memoryview, rows: int, dim: int, nonzero: Sequence[tuple[int, float]], k: int
+) -> list[tuple[int, float]]:
+    """`top_cosines` without numpy: one strided column per non-zero query dimension, summed per row."""
+    flat = memoryview(blob).cast("B").cast("f")
+    columns = [flat[i : rows * dim : dim] for i, _ in nonzero]
+    weights = [q for _, q in nonzero]
+    scores = [sum(map(mul, values, weights)) for values in zip(*columns, strict=True)]
+    best = heapq.nlargest(k, range(rows), key=scores.__getitem__)
+    return [(i, scores[i]) for i in best]
+
+
+def top_cosines_numpy(
+    blob: bytes | memoryview, rows: int, dim: int, nonzero: Sequence[tuple[int, float]], k: int
+) -> list[tuple[int, float]]:
+    """`top_cosines` with numpy; a sparse query (the hashed embedder's) multiplies only its columns."""
+    import numpy as np
+
+    matrix = np.frombuffer(blob, dtype=np.float32, count=rows * dim).reshape(rows, dim)
+    weights = np.asarray([q for _, q in nonzero], dtype=np.float32)
+    if len(nonzero) * 4 <= dim:
+        product = matrix[:, [i for i, _ in nonzero]] @ weights
+    else:
+        dense = np.zeros(dim, dtype=np.float32)
+        dense[[i for i, _ in nonzero]] = weights
+        product = matrix @ dense
+    count = min(k, rows)
+    head = np.argpartition(-product, count - 1)[:count]
+    return [(int(i), float(product[i])) for i in head[np.argsort(-product[head])]]
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
