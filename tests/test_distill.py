@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from tether.intake.distill import DistillError, distill_session, parse_facts
-from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider, provider_from_env
-from tether.intake.transcript import Event, build_digest, read_transcript
+from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
 from tether.model.memory import Memory, content_hash
 
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
@@ -439,66 +438,6 @@ def test_a_second_worker_on_the_same_session_backs_off(llm: FakeLLM, session: Pa
     assert "another distill run" in report.note and llm.requests == []
 
 
-# ---------------------------------------------------------------- transcript reading and the digest
-
-
-def test_read_transcript_extracts_prompts_text_and_files(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    append(
-        path,
-        user("fix it"),
-        user("<command-name>/clear</command-name>"),
-        user("meta text", isMeta=True),
-        assistant({"type": "thinking", "thinking": "hmm", "signature": "x"}, text("Looking.")),
-        assistant(tool("Edit", file_path="/repo/src/a.py", old_string="a", new_string="b")),
-        assistant(tool("Read", file_path="/repo/src/b.py")),
-        {
-            "type": "user",
-            "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
-        },
-        {
-            "type": "user",
-            "message": {
-                "content": [
-                    {"type": "tool_result", "tool_use_id": "t", "is_error": True, "content": "E: boom"}
-                ]
-            },
-        },
-        user("=== Project memory (auto-recalled) ===\n- [abcd1234] something"),
-        {"type": "ai-title", "aiTitle": "x"},
-        {"type": "brand-new-type", "whatever": 1},
-    )
-    chunk = read_transcript(path, 0)
-    assert [(e.kind, e.text or e.path) for e in chunk.events] == [
-        ("user", "fix it"),
-        ("assistant", "Looking."),
-        ("tool", "/repo/src/a.py"),
-        ("tool", "/repo/src/b.py"),
-        ("tool_error", "E: boom"),
-    ]
-    assert chunk.files == ["/repo/src/a.py", "/repo/src/b.py"]
-    assert (chunk.session_id, chunk.cwd, chunk.skipped) == ("s1", "/repo", 0)
-
-
-def test_digest_is_bounded_and_keeps_recent_and_early_prompts() -> None:
-    events = [Event("user", "always squash merge, never rebase")]
-    for i in range(400):
-        events.append(Event("assistant", f"step {i} " + "x" * 100))
-        events.append(Event("tool", "", tool="Edit", path=f"/repo/src/m{i % 7}.py"))
-    events.append(Event("user", "last question: why does it fail?"))
-    digest = build_digest(events, max_chars=4_000, root="/repo")
-    assert len(digest) <= 4_000
-    assert digest.startswith("Files touched: src/m")
-    assert "always squash merge" in digest  # an early prompt survives
-    assert "last question" in digest and "step 399" in digest
-    assert "step 10 " not in digest and "omitted" in digest
-
-
-def test_digest_shortens_a_huge_prompt_but_keeps_its_end() -> None:
-    digest = build_digest([Event("user", "trace line\n" * 2_000 + "why does this fail?")])
-    assert len(digest) < 1_400 and digest.endswith("why does this fail?")
-
-
 # ---------------------------------------------------------------- replies and configuration
 
 
@@ -523,29 +462,3 @@ def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Pat
     (memory,) = store.memories
     assert len(memory.summary) <= 160 and memory.summary.endswith("…")
     assert memory.details == f"{long}\n\nBecause."
-
-
-@pytest.mark.parametrize(
-    ("env", "expected"),
-    [
-        ({"ANTHROPIC_API_KEY": "k"}, "anthropic:claude-haiku-4-5"),
-        ({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_MODEL": "m"}, "anthropic:m"),
-        ({"TETHER_DISTILL_PROVIDER": "openai"}, "openai:gpt-4o-mini"),
-        ({"TETHER_DISTILL_PROVIDER": "ollama", "TETHER_DISTILL_MODEL": "qwen3"}, "openai:qwen3"),
-    ],
-)
-def test_provider_from_env(env: dict[str, str], expected: str) -> None:
-    assert provider_from_env(env).name == expected
-
-
-def test_provider_from_env_base_url_and_errors() -> None:
-    provider = provider_from_env({"TETHER_DISTILL_PROVIDER": "ollama", "TETHER_DISTILL_MODEL": "q"})
-    assert isinstance(provider, OpenAIProvider) and provider.base_url == "http://localhost:11434/v1"
-    custom = provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_BASE_URL": "http://gw:1"})
-    assert isinstance(custom, AnthropicProvider) and custom.base_url == "http://gw:1"
-    with pytest.raises(DistillError, match="ANTHROPIC_API_KEY is not set"):
-        provider_from_env({"TETHER_DISTILL_PROVIDER": "anthropic"})
-    with pytest.raises(DistillError, match="unknown distill provider 'gemini'"):
-        provider_from_env({"TETHER_DISTILL_PROVIDER": "gemini"})
-    with pytest.raises(DistillError, match="TETHER_DISTILL_TIMEOUT='soon'"):
-        provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_TIMEOUT": "soon"})

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
+from tether.errors import ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.store.base import Query
 from tether.workspace import Workspace
@@ -229,7 +230,13 @@ def test_cli_recall_json_and_explain(tether, repo: Path) -> None:  # type: ignor
     assert first["id"] == added["id"] and first["signals"]["file"] > 0.25
     text = tether("explain", added["id"], "--file", "src/app/upload.py").out
     assert "magnitude: file" in text and "rank 1" in text
-    assert tether("recall", "--channel", "x").code == 2
+    unknown = tether("recall", "--channel", "x")
+    assert unknown.code == 2 and "No such option '--channel'" in unknown.err
+
+
+def test_unknown_channels_are_refused_by_name(ws: Workspace) -> None:
+    with pytest.raises(ValidationError, match=r"unknown channel\(s\) sound, x: use file, path"):
+        ws.recall("anything", channels=["file", "x", "sound"])
 
 
 def test_any_syncing_command_reports_that_a_memory_followed_a_rename(tether, repo: Path) -> None:  # type: ignore[no-untyped-def]

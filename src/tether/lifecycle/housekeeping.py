@@ -23,22 +23,24 @@ class Housekeeping:
 
 
 def follow_renames(ws: Memories, renames: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    """Rewrite the notes of memories naming a renamed path (or a path under a renamed directory)."""
+    """Rewrite the notes of memories naming a renamed file, or a directory whose files all moved to one new
+    directory (`src/old/` → `src/new/`). Paths are repo-relative whatever the process's working directory."""
     if not renames or ws.root is None:
         return []
+    repo = ws.repo_map()
     moved: list[tuple[str, str, str]] = []
     mapping = dict(renames)
     for memory in ws.find(Query(status=None, scope="project")):
         files = list(memory.files)
         changed = False
         for index, path in enumerate(files):
-            new = mapping.get(path)
-            if new is not None and new != path:
+            new = mapping.get(path) if not path.endswith("/") else moved_directory(path, renames)
+            if new is not None and new != path and not (path.endswith("/") and repo and repo.exists(path)):
                 files[index] = new
                 moved.append((memory.id, path, new))
                 changed = True
         if changed:
-            ws.edit(memory.id, files=list(dict.fromkeys(files)), record_acted=False)
+            ws.edit(memory.id, files=ws.absolute(list(dict.fromkeys(files))), record_acted=False)
             ws.store.record(
                 [
                     Event(
@@ -50,6 +52,23 @@ def follow_renames(ws: Memories, renames: list[tuple[str, str]]) -> list[tuple[s
                 ]
             )
     return moved
+
+
+def moved_directory(directory: str, renames: list[tuple[str, str]]) -> str | None:
+    """Where `directory` (ending in `/`) went, when every renamed file under it kept its place under one new
+    directory; None when nothing under it moved, or its files went to different places.
+
+    >>> moved_directory("src/old/", [("src/old/a.py", "lib/new/a.py"), ("src/old/b/c.py", "lib/new/b/c.py")])
+    'lib/new/'
+    """
+    targets = set()
+    for old, new in renames:
+        if old.startswith(directory):
+            rest = old[len(directory) :]
+            if not new.endswith("/" + rest) and new != rest:
+                return None
+            targets.add(new[: len(new) - len(rest)])
+    return targets.pop() if len(targets) == 1 else None
 
 
 def refresh_repo(ws: Memories) -> Housekeeping:

@@ -31,7 +31,6 @@ _TRACE_LINE_RE = re.compile(
     )""",
     re.X,
 )
-_SENTENCE_RE = re.compile(r"[^.?!\n]*\?")
 
 
 def sanitize(prompt: str) -> str:
@@ -45,9 +44,9 @@ def sanitize(prompt: str) -> str:
     kept = "\n".join(line.strip() for line in lines)
     if len(kept) <= KEEP_WHOLE_CHARS:
         return kept
-    questions = _SENTENCE_RE.findall(kept)
-    if questions:
-        return str(questions[-1]).strip()
+    question = last_question(kept)
+    if question:
+        return question
     prose = [line for line in lines if _is_prose(line)]
     if prose:
         tail: list[str] = []
@@ -86,6 +85,19 @@ def path_terms(paths: list[str], depth: int = 3) -> list[str]:
         text.extend([*parts[:-1], *(parts[-1].split(".") if parts else [])])
     found = terms(" ".join(re.sub(r"[^A-Za-z0-9_]+", " ", t) for t in text))
     return [t for t in found if t not in _PATH_NOISE and len(t) >= 3 and not t.isdigit()]
+
+
+def last_question(text: str) -> str:
+    """The last sentence of `text` that ends in `?` ("" when none does), in linear time.
+
+    >>> last_question("It fails. Why does it fail? Logs below.")
+    'Why does it fail?'
+    """
+    end = text.rfind("?")
+    if end < 0:
+        return ""
+    start = max(text.rfind(mark, 0, end) for mark in ".?!\n") + 1
+    return text[start : end + 1].strip()
 
 
 def _looks_like_noise(line: str) -> bool:

@@ -1,1 +1,5 @@
-"""TODO."""
+"""Recall: `scoring` (every constant, with its reason), `evidence` (what is known of a candidate), `channels`
+(the ranked lists) and `recaller` (fusion, filters, budget).
+
+Sees the store through `tether.store.base` only; may import `tether.repo`, `tether.embed`, `tether.model`.
+"""

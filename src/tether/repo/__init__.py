@@ -1,1 +1,4 @@
-"""TODO."""
+"""The repository as evidence: `git` (reading history), `map` (files, renames, co-change, fan-in), `imports`.
+
+Imports `tether.store.base` (its rows live behind `RepoMapStore`) and `tether.errors` only.
+"""

@@ -105,7 +105,9 @@ class InMemoryStore:
         s = self._state
         with self.transaction():
             if note is not None:
-                for stale in [mid for mid, ref in s.notes.items() if ref.path == note.path and mid != memory.id]:
+                for stale in [
+                    mid for mid, ref in s.notes.items() if ref.path == note.path and mid != memory.id
+                ]:
                     self.remove(stale)
                 s.problems.pop(note.path, None)
                 s.notes[memory.id] = note

@@ -3,6 +3,9 @@
 Hooks fail open: malformed input, no project, a locked or corrupt index, any exception or a missed
 deadline all mean exit 0 and nothing on stdout, with one line in the log. The agent is never blocked by a
 broken memory store.
+
+Imports only the standard library at start (`behaviour` and the core load when a hook has work); never
+another adapter.
 """
 
 from __future__ import annotations

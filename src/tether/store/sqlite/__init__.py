@@ -1,1 +1,5 @@
-"""TODO."""
+"""The SQLite index: `schema` (migrations), `store`, `repomap` (its tables), `vectors` (the cache and top-k),
+`errors` (sqlite3's exceptions as tether's), `recovery` (proving damage before rebuilding).
+
+The only package that imports sqlite3; imports `tether.store.base`, `tether.model` and `tether.errors`.
+"""
