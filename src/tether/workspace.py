@@ -134,10 +134,6 @@ class Workspace(Memories):
     # -- the embedder -----------------------------------------------------------------------------
 
     @property
-    def heavy_embedder(self) -> bool:
-        return self.embedders.heavy
-
-    @property
     def model_via_warm_process(self) -> bool:
         return self.embedders.via_warm_process
 
@@ -173,11 +169,7 @@ class Workspace(Memories):
             clock=self.clock,
             embedder=self.embedder if self.semantic_available else None,
             repo=self.repo_map(),
-            settings=RecallSettings(
-                self.config.integer("recall.limit"),
-                self.config.integer("recall.budget"),
-                self.config.integer("recall.cooldown_turns"),
-            ),
+            settings=RecallSettings.from_config(self.config),
         )
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:

@@ -10,10 +10,11 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tether.config import Config
 from tether.errors import TetherError, ValidationError
+from tether.intake.distill import DistillReport, distill_session
+from tether.intake.llm import LLMProvider
 from tether.memories import Memories
 from tether.model.memory import CATEGORIES, Memory
 
@@ -34,7 +35,7 @@ def near_duplicate(ws: Memories, text: str, threshold: float = NEAR_DUPLICATE_CO
     return ws.store.get(found[0][0])
 
 
-def distill_provider(config: Config, env: Mapping[str, str] | None = None) -> Any:
+def distill_provider(config: Config, env: Mapping[str, str] | None = None) -> LLMProvider:
     """The LLM client that `distill.*` configuration (then `TETHER_DISTILL_*` env, then defaults) asks for.
 
     A key left at its default defers to the environment variable, so `TETHER_DISTILL_PROVIDER=ollama`
@@ -63,7 +64,7 @@ def distill_provider(config: Config, env: Mapping[str, str] | None = None) -> An
 class DistillRun:
     """A `distill_session` report plus the memories as stored (ids are the store's)."""
 
-    report: Any
+    report: DistillReport
     stored: list[Memory] = field(default_factory=list)
 
 
@@ -82,7 +83,7 @@ def run_distill(
     transcript: Path,
     *,
     session: str | None = None,
-    provider: Any = None,
+    provider: LLMProvider | None = None,
     log: Callable[[str], None] | None = None,
 ) -> DistillRun:
     """Distill one session transcript into at most three `distilled` memories (DESIGN §6).
@@ -90,8 +91,6 @@ def run_distill(
     Exact duplicates (content hash in the store, any status: an archived fact stays unwanted) and near
     duplicates (cosine ≥ `NEAR_DUPLICATE_COSINE` to an active memory) are dropped.
     """
-    from tether.intake.distill import distill_session
-
     if ws.root is None:
         raise TetherError("distill writes project memory: run `tether init` at the repository root first")
     categories = tuple(c.strip() for c in ws.config.text("distill.categories").split(",") if c.strip())
@@ -101,10 +100,10 @@ def run_distill(
                 f"distill.categories has {category!r}: use some of {', '.join(CATEGORIES)} "
                 "(`tether config distill.categories pref,gotcha`)"
             )
-    run = DistillRun(report=None)
+    stored: list[Memory] = []
 
     def sink(memory: Memory) -> None:
-        run.stored.append(
+        stored.append(
             ws.add(
                 memory.summary,
                 details=memory.details,
@@ -119,7 +118,7 @@ def run_distill(
         if log is not None:
             log(message)
 
-    run.report = distill_session(
+    report = distill_session(
         transcript,
         distill_state_dir(ws),
         provider=provider if provider is not None else distill_provider(ws.config),
@@ -131,4 +130,4 @@ def run_distill(
         root=ws.root,
         log=logger,
     )
-    return run
+    return DistillRun(report, stored)

@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,9 @@ def parse_seed_file(path: Path, *, root: Path | None = None, allow_secrets: bool
     return out
 
 
-def _seed_entry(entry: object, where: str, *, root: Path | None, allow_secrets: bool, now: Any) -> Memory:
+def _seed_entry(
+    entry: object, where: str, *, root: Path | None, allow_secrets: bool, now: datetime
+) -> Memory:
     if not isinstance(entry, dict):
         raise ValidationError(f"{where}: expected an object with a summary, got {type(entry).__name__}")
     unknown = sorted(set(entry) - set(_SEED_FIELDS))
@@ -218,7 +221,7 @@ def parse_claude_memory(
     return out
 
 
-def _claude_note(note: Path, *, origin: str, allow_secrets: bool, now: Any) -> Memory:
+def _claude_note(note: Path, *, origin: str, allow_secrets: bool, now: datetime) -> Memory:
     try:
         text = note.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -80,8 +80,8 @@ def fit_summary(text: str, limit: int = SUMMARY_MAX) -> tuple[str, str]:
     An over-long line is cut at a word boundary with an ellipsis; the whole line is returned as the
     overflow, so the caller can keep it in the details and nothing is lost.
 
-    >>> fit_summary("word " * 40, limit=20)[0]
-    'word word word word…'
+    >>> fit_summary("word " * 40, limit=20)
+    ('word word word…', 'word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word')
     """
     line = one_line(text)
     if len(line) <= limit:

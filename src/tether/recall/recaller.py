@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from tether.config import Config
 from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
 from tether.model.memory import Memory, check_id, normalize_path
@@ -29,9 +30,19 @@ from tether.store.base import Event, Store, Telemetry
 
 @dataclass(frozen=True)
 class RecallSettings:
-    limit: int = 3  # most memories injected per prompt
-    budget: int = 2400  # most characters injected per prompt
-    cooldown_turns: int = 10  # turns a surfaced memory stays quiet in the same session
+    """The injection's budget: the `recall.*` config keys (their meaning and defaults are in `tether.config`)."""
+
+    limit: int
+    budget: int
+    cooldown_turns: int
+
+    @classmethod
+    def from_config(cls, config: Config) -> RecallSettings:
+        return cls(
+            config.integer("recall.limit"),
+            config.integer("recall.budget"),
+            config.integer("recall.cooldown_turns"),
+        )
 
 
 class Recaller:
@@ -46,7 +57,7 @@ class Recaller:
         clock: Callable[[], datetime],
         embedder: Embedder | None = None,
         repo: RepoMap | None = None,
-        settings: RecallSettings = RecallSettings(),
+        settings: RecallSettings | None = None,
     ) -> None:
         self.store = store
         self.root = root
@@ -54,7 +65,7 @@ class Recaller:
         self.clock = clock
         self.embedder = embedder
         self.repo = repo
-        self.settings = settings
+        self.settings = settings or RecallSettings.from_config(Config.load())
 
     # -- public -----------------------------------------------------------------------------------
 

@@ -82,11 +82,6 @@ ACTED_CAP = 0.06
 # `priority: high` multiplies (never adds: an additive boost lets a weak match jump a relevant one).
 HIGH_PRIORITY_FACTOR = 1.15
 
-# Injection budget defaults (config keys recall.limit and recall.budget override them).
-DEFAULT_LIMIT = 3
-DEFAULT_BUDGET_CHARS = 2400
-COOLDOWN_TURNS = 10
-
 
 def rrf(rank: int) -> float:
     """Reciprocal-rank credit for a 1-based rank."""

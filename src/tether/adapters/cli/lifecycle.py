@@ -8,31 +8,16 @@ Thin adapters over `tether.lifecycle` and `tether.intake.rules`; like the other 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from tether import lifecycle
-from tether.adapters.cli.common import echo, emit, json_option
+from tether.adapters.cli.common import echo, emit, json_option, workspace
 from tether.errors import TetherError, ValidationError
 from tether.intake import autodistill, seeds
 from tether.model.memory import Memory, check_origin, to_dict
 from tether.store.base import Query
-from tether.workspace import Workspace
-
-
-@contextmanager
-def _workspace(require_project: bool = True) -> Iterator[Workspace]:
-    ws = Workspace.open(Path.cwd(), require_project=require_project)
-    try:
-        if ws.last_sync is not None:
-            for problem in ws.last_sync.problems:
-                echo(f"warning: skipped note {problem.path}: {problem.problem}", err=True)
-        yield ws
-    finally:
-        ws.close()
 
 
 def _line(memory: Memory) -> str:
@@ -48,7 +33,7 @@ def _line(memory: Memory) -> str:
 def stats(top: int, as_json: bool) -> None:
     """Per category: active, archived, superseded, surfaced, acted and follow-through (the share of
     memories shown at least once that were acted on), plus the most ignored and most used memories."""
-    with _workspace(require_project=False) as ws:
+    with workspace(require_project=False) as ws:
         data = lifecycle.stats(ws, top=top)
     if as_json:
         emit(data)
@@ -107,7 +92,7 @@ def cleanup(yes: bool, as_json: bool) -> None:
     and archive the ones you choose (reversible with `tether restore`). Pinned memories never appear.
 
     --json only lists them. Otherwise the pass is recorded, which resets the session-start hint."""
-    with _workspace() as ws:
+    with workspace() as ws:
         candidates = lifecycle.cleanup_candidates(ws)
         if as_json:
             emit([c.to_json() for c in candidates])
@@ -147,7 +132,7 @@ def maintain(as_json: bool) -> None:
     memories, rule file re-sync and the cleanup check; print what it did."""
     from tether.lifecycle.housekeeping import maintain as run_maintain
 
-    with _workspace() as ws:
+    with workspace() as ws:
         report = run_maintain(ws)
     if as_json:
         emit(
@@ -185,7 +170,7 @@ def rules_sync(as_json: bool) -> None:
     Re-running changes nothing. Session start does this by itself when a rule file changed."""
     from tether.intake.rules import sync_rules
 
-    with _workspace() as ws:
+    with workspace() as ws:
         report = sync_rules(ws)
     if as_json:
         emit(report.to_json())
@@ -223,7 +208,7 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
 
     The file is a list (or {"memories": [...]}) of objects with summary and optionally details,
     category, files, priority, pinned, scope. It is checked whole before anything is written."""
-    with _workspace(require_project=False) as ws:
+    with workspace(require_project=False) as ws:
         new, same = seeds.seed(ws, file, allow_secret=allow_secret)
     if as_json:
         emit({"new": new, "present": same})
@@ -244,7 +229,7 @@ def import_(source: str, directory: Path | None) -> None:
         return
     if directory is not None:
         raise click.UsageError("DIR is only for `tether import claude-memory [DIR]`")
-    with _workspace(require_project=False) as ws:
+    with workspace(require_project=False) as ws:
         try:
             if source == "-":
                 new, same = ws.import_lines(sys.stdin)
@@ -261,7 +246,7 @@ def import_(source: str, directory: Path | None) -> None:
 def _import_claude(directory: Path | None) -> None:
     from tether.intake.seeds import claude_memory_dir
 
-    with _workspace(require_project=False) as ws:
+    with workspace(require_project=False) as ws:
         folder = directory or claude_memory_dir(ws.root or Path.cwd())
         new, same = seeds.import_claude_memory(
             ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
@@ -284,7 +269,7 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
     What the SessionEnd hook starts when `distill.enabled` is true. Provider, model, base URL and
     categories come from `distill.*` config; API keys from the environment (ANTHROPIC_API_KEY,
     OPENAI_API_KEY). Duplicates and near-duplicates of existing memories are dropped."""
-    with _workspace() as ws:
+    with workspace() as ws:
         run = autodistill.run_distill(
             ws, transcript, session=session, log=lambda m: echo(f"note: {m}", err=True)
         )
@@ -325,7 +310,7 @@ def purge(origin: str, yes: bool) -> None:
 
     `tether purge --origin distilled` undoes auto-distill wholesale."""
     origin = check_origin(origin)
-    with _workspace(require_project=False) as ws:
+    with workspace(require_project=False) as ws:
         doomed = [m for m in ws.find(Query(status=None, origin=origin)) if m.scope != "session"]
         if not doomed:
             echo(f"no memories with origin {origin}")

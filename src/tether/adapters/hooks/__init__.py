@@ -17,7 +17,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from tether.adapters.hooks.behaviour import Reply
 
 from tether.model.display import printable_data, safe_json
 
@@ -30,7 +33,7 @@ class _Deadline(Exception):
     pass
 
 
-def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
+def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run one hook. Always returns 0."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -113,7 +116,7 @@ def _run(agent: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any]
     return render(agent, event_name, event, reply)
 
 
-def _empty() -> Any:
+def _empty() -> Reply:
     from tether.adapters.hooks.behaviour import Reply
 
     return Reply()

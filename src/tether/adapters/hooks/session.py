@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tether.store.base import SessionStore
@@ -54,7 +55,7 @@ class SessionState:
 
 
 @contextmanager
-def session_state(store: SessionStore, session: str, now: Any) -> Iterator[SessionState]:
+def session_state(store: SessionStore, session: str, now: datetime) -> Iterator[SessionState]:
     """Load, yield for changes, and save one session's state atomically."""
     with store.transaction():
         raw = store.session_state(session)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from tether.model.display import printable
+
+if TYPE_CHECKING:
+    from tether.adapters.install.installer import InstallReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +32,7 @@ def _install_options(func: F) -> F:
     return click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))(func)
 
 
-def _show_install(report: Any, dry_run: bool) -> None:
+def _show_install(report: InstallReport, dry_run: bool) -> None:
     if report.diff:
         echo(report.diff.rstrip())
     verb = "would change" if dry_run else "changed"

@@ -108,14 +108,6 @@ def plan_uninstall(path: Path, editor: Editor) -> Change | None:
     return Change(path, old, new)
 
 
-def parse_planned(change: Change, editor: Editor) -> dict[str, Any]:
-    """The parsed content a change leaves (for notes about the result)."""
-    try:
-        return editor.parse(change.new)
-    except Problem:
-        return {}
-
-
 def _atomic_write(path: Path, text: str, mode_from: Path | None) -> None:
     # Through a symlinked dotfile (the link is kept), with the mode of the file it replaces or backs up.
     write_atomic(path, text, mode_from=mode_from, through_symlink=True)
