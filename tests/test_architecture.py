@@ -410,3 +410,14 @@ def test_every_command_and_option_has_help() -> None:
             if param.param_type_name == "option" and not getattr(param, "help", None):
                 missing.append(f"{name} {param.opts[0]}")
     assert sorted(missing) == []
+
+
+def test_readme_code_map_names_every_package() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = re.search(r"^### Code map\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert section is not None, "README.md has no '### Code map'"
+    named = set(re.findall(r"`tether/([\w./]+?)/?`", section.group(1)))
+    top = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    top |= {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    assert top <= named, f"the code map misses {sorted(top - named)}"
+    assert named <= top, f"the code map names what does not exist: {sorted(named - top)}"
