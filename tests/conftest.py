@@ -9,6 +9,7 @@ def test_cli(repo, tether):
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -149,3 +151,39 @@ def tether_proc(repo: Path, home: Path) -> Callable[..., subprocess.CompletedPro
 
 def ids_of(lines: Sequence[str]) -> list[str]:
     return [line.split()[0] for line in lines if line.strip()]
+
+
+# -- Claude Code transcript entries (JSON lines), for the distill and transcript tests ---------------------
+
+
+def user(text: str, cwd: str = "/repo", **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "cwd": cwd,
+        "message": {"role": "user", "content": text},
+        **extra,
+    }
+
+
+def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": "s1",
+        "cwd": "/repo",
+        "message": {"role": "assistant", "content": list(blocks)},
+    }
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool(name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
+
+
+def append(path: Path, *entries: dict[str, Any] | str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        for entry in entries:
+            handle.write((entry if isinstance(entry, str) else json.dumps(entry)) + "\n")

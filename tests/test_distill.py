@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conftest import append, assistant, text, tool, user
 from tether.intake.distill import DistillError, distill_session, parse_facts
 from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
 from tether.model.memory import Memory, content_hash
@@ -96,39 +97,6 @@ def openai(llm: FakeLLM, key: str | None = "sk-local", timeout: float = 5.0) -> 
 
 
 # ---------------------------------------------------------------- transcripts and a store
-
-
-def user(text: str, cwd: str = "/repo", **extra: Any) -> dict[str, Any]:
-    return {
-        "type": "user",
-        "sessionId": "s1",
-        "cwd": cwd,
-        "message": {"role": "user", "content": text},
-        **extra,
-    }
-
-
-def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "assistant",
-        "sessionId": "s1",
-        "cwd": "/repo",
-        "message": {"role": "assistant", "content": list(blocks)},
-    }
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def tool(name: str, **tool_input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
-
-
-def append(path: Path, *entries: dict[str, Any] | str) -> None:
-    with path.open("a", encoding="utf-8") as handle:
-        for entry in entries:
-            handle.write((entry if isinstance(entry, str) else json.dumps(entry)) + "\n")
 
 
 @dataclass

@@ -4,42 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from conftest import append, assistant, text, tool, user
 from tether.intake.transcript import Event, build_digest, read_transcript
-
-
-def user(text: str, cwd: str = "/repo", **extra: Any) -> dict[str, Any]:
-    return {
-        "type": "user",
-        "sessionId": "s1",
-        "cwd": cwd,
-        "message": {"role": "user", "content": text},
-        **extra,
-    }
-
-
-def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "assistant",
-        "sessionId": "s1",
-        "cwd": "/repo",
-        "message": {"role": "assistant", "content": list(blocks)},
-    }
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def tool(name: str, **tool_input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
-
-
-def append(path: Path, *entries: dict[str, Any] | str) -> None:
-    with path.open("a", encoding="utf-8") as handle:
-        for entry in entries:
-            handle.write((entry if isinstance(entry, str) else json.dumps(entry)) + "\n")
 
 
 def test_read_transcript_extracts_prompts_text_and_files(tmp_path: Path) -> None:
