@@ -38,6 +38,7 @@ from gotchas_corpus import (
     GotchaTask,
     Hunk,
     below,
+    distance,
     follow,
     gotcha_spec,
     labels_file,
@@ -57,6 +58,9 @@ BIG_POOL = 25
 MAX_SOURCE_BYTES = 1_000_000
 # The edit text kept per hunk (for retrievers that read it); the line range is always exact.
 MAX_EDIT_CHARS = 4000
+
+# Negatives "near" a change, for the audit: a change within this many lines, above or below.
+NEAR_AUDIT = 10
 
 HEADER = "\x00COMMIT\x00"
 SOURCE_PATHSPECS = [f":(glob)**/*.{ext}" for ext in LANGUAGES]
@@ -556,11 +560,12 @@ def report(corpus: GotchaCorpus, doc: dict[str, object], path: Path) -> None:
 def audit(repos: list[str], positives: int, negatives: int, seed: int) -> None:
     """Print random positives and negatives (both windows) with the diff hunks around the comment.
 
-    Negatives are drawn from memories on files the task modified (the kind a wrong label would hide in).
+    Negatives are drawn from memories on files the task modified, half of them from those a change comes
+    within NEAR_AUDIT lines of (above or below): the kind a wrong label would hide in.
     """
     from gotchas_corpus import load
 
-    pos_pool, neg_pool = [], []
+    pos_pool, neg_pool, near_pool = [], [], []
     for name in repos:
         corpus = load(name)
         by_file = corpus.by_file()
@@ -570,9 +575,18 @@ def audit(repos: list[str], positives: int, negatives: int, seed: int) -> None:
                 if m.id in rel:
                     pos_pool.append((corpus, task, m))
                 elif m.path in task.runs:
-                    neg_pool.append((corpus, task, m))
+                    lines = follow((m.line, m.end_line), task.drift.get(m.path, []))
+                    near = lines is not None and any(
+                        distance(lines, s, c) <= NEAR_AUDIT for s, c in task.runs[m.path]
+                    )
+                    (near_pool if near else neg_pool).append((corpus, task, m))
     rng = random.Random(seed)
-    for kind, pool, n in (("POSITIVE", pos_pool, positives), ("NEGATIVE", neg_pool, negatives)):
+    half = negatives // 2
+    for kind, pool, n in (
+        ("POSITIVE", pos_pool, positives),
+        ("NEGATIVE (near)", near_pool, half),
+        ("NEGATIVE (any)", neg_pool + near_pool, negatives - half),
+    ):
         print(f"# {kind}: {min(n, len(pool))} of {len(pool)}")
         for index, (corpus, task, m) in enumerate(rng.sample(pool, min(n, len(pool))), 1):
             lines = follow((m.line, m.end_line), task.drift.get(m.path, []))
