@@ -15,9 +15,18 @@ from conftest import git
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "quality"))
 
 from corpus import RepoSpec
-from gotchas_build import build_memories, build_tasks, pool_of, relevant_of, significant_runs
-from gotchas_comments import comments, gotchas, split_summary, trigger_of
-from gotchas_corpus import below, distance, follow
+from gotchas_build import (
+    build_memories,
+    build_tasks,
+    compare,
+    labels_document,
+    pool_of,
+    relevant_of,
+    significant_runs,
+)
+from gotchas_comments import Gotcha, comments, gotchas, split_summary, trigger_of
+from gotchas_corpus import GotchaCorpus, GotchaView, Hunk, below, distance, follow
+from gotchas_eval import BM25Files, NearestToEdit, NearestToEditTracked
 
 # --- comments -----------------------------------------------------------------------------------------
 
@@ -209,3 +218,78 @@ def test_positives_follow_the_comment_and_count_what_lies_below_it(tmp_path: Pat
     assert [m.summary[:2] for m in relevant_of(task, by_file)] == ["A:", "B:"]
     first = task.first["main.go"]
     assert (first.start, first.count) == (7, 1) and first.old_string == "\tx := 1"
+
+
+# --- baselines and tether on a tiny corpus ------------------------------------------------------------
+
+
+def _gotcha(mid: str, path: str, line: int, summary: str) -> Gotcha:
+    return Gotcha(mid, path, line, line, summary, summary, "", "", "must")
+
+
+def _corpus(memories: list[Gotcha], git_dir: str = "", c1: str = "") -> GotchaCorpus:
+    return GotchaCorpus("tiny", "x/tiny", c1, c1, c1, git_dir, list(memories), [])
+
+
+MEMORIES = [
+    _gotcha("top", "a.go", 3, "callers must hold the lock"),
+    _gotcha("mid", "a.go", 40, "never retry the upload"),
+    _gotcha("low", "a.go", 90, "always close the body"),
+    _gotcha("other", "b.go", 5, "must retry the upload twice"),
+]
+
+
+def test_nearest_to_edit_ranks_by_distance_to_the_first_hunk_and_follows_the_drift() -> None:
+    view = GotchaView(
+        "fix the upload",
+        ("a.go", "b.go"),
+        (Hunk("a.go", 44, 2, "old", "new"),),
+        {"a.go": [(1, 0, 2, 50)]},  # 50 lines landed at the top since C1
+    )
+    near = NearestToEdit()
+    near.prepare(_corpus(MEMORIES))
+    # From the stored lines: mid (40) is 4 from the hunk, top 41, low 45; b.go has no hunk: last.
+    assert near.retrieve(view, "edit") == ["mid", "top", "low", "other"]
+    tracked = NearestToEditTracked()
+    tracked.prepare(_corpus(MEMORIES))
+    # Followed to the edited file, top sits at 53, mid at 90, low at 140: top is nearest.
+    assert tracked.retrieve(view, "edit")[:3] == ["top", "mid", "low"]
+
+
+def test_bm25_on_touched_files_keeps_to_them_and_appends_the_unmatched() -> None:
+    bm25 = BM25Files()
+    bm25.prepare(_corpus(MEMORIES))
+    found = bm25.retrieve(GotchaView("why does the upload retry", ("a.go",)), "prompt+files")
+    assert found[0] == "mid" and sorted(found) == ["low", "mid", "top"]
+
+
+def test_frozen_labels_refuse_a_rebuild_that_differs() -> None:
+    corpus = _corpus(MEMORIES)
+    frozen = labels_document(corpus)
+    assert compare(frozen, labels_document(corpus)) == []
+    corpus.memories.pop()
+    assert any("memories" in d for d in compare(frozen, labels_document(corpus)))
+
+
+def test_tether_recalls_the_touched_files_gotchas_and_merges_repeated_text(tmp_path: Path) -> None:
+    from gotcha_tether import TetherBeforeEdit, TetherGotchas, close_all
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    c1 = _commit(repo, "c1", {"a.go": "package a\n", "b.go": "package b\n"})
+    memories = [*MEMORIES, _gotcha("twin", "b.go", 9, "always close the body")]
+    corpus = _corpus(memories, str(repo / ".git"), c1)
+    try:
+        tether = TetherGotchas()
+        tether.prepare(corpus)
+        assert tether.prep is not None and tether.prep.refused["merged"] == 1
+        found = tether.retrieve(GotchaView("why does the upload retry", ("a.go",)), "prompt+files")
+        assert found and found[0] == "mid"
+        # The repeated text is one tether memory naming both files; on b.go it maps to b.go's comment.
+        hook = TetherBeforeEdit()
+        hook.prepare(corpus)
+        listed = hook.retrieve(GotchaView("x", ("b.go",), (Hunk("b.go", 9, 1, "a", "b"),)), "edit")
+        assert sorted(listed) == ["other", "twin"]
+    finally:
+        close_all()
