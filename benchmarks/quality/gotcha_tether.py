@@ -19,9 +19,11 @@ file (the first in file order), else to its first comment.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
@@ -53,7 +55,17 @@ class Prepared:
         started = time.perf_counter()
         corpus.checkout_at_c1(repo)
         init_project(repo, home)
-        self.ws = Workspace.open(repo, home=home)
+        # Every memory is stamped with C1's commit time: notes keep whole seconds and equal stamps are
+        # ordered by id, so a wall clock would make the order of same-age memories (the hook lists by
+        # age) depend on where the second boundaries fell during the adds. A fixed clock repeats.
+        stamp = subprocess.run(
+            ["git", "-C", str(repo), "log", "-1", "--format=%ct", corpus.c1],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        moment = datetime.fromtimestamp(int(stamp), tz=UTC)
+        self.ws = Workspace.open(repo, home=home, clock=lambda: moment)
         self.members: dict[str, list[tuple[str, str, int]]] = {}  # tether id -> [(corpus id, path, line)]
         self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0}
         add_started = time.perf_counter()

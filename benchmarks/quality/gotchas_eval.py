@@ -320,6 +320,44 @@ def markdown_table(results: Sequence[Result], title: str) -> str:
     return "\n".join(rows)
 
 
+# The columns of the at-a-glance table: the systems each mode is about (tether's edit row equals its
+# prompt+files row today, as it takes no location yet).
+GLANCE = (
+    ("prompt", "bm25"),
+    ("prompt", "tether"),
+    ("prompt+files", "random-3:files"),
+    ("prompt+files", "bm25:files"),
+    ("prompt+files", "tether"),
+    ("edit", "bm25:files+edit"),
+    ("edit", "nearest-to-edit"),
+    ("edit", "nearest-to-edit@tracked"),
+    ("edit", "tether"),
+    ("edit", "tether:before-edit"),
+)
+
+
+def glance(results: Sequence[Result]) -> str:
+    """Recall@3 of the main systems, one row per repository and bucket."""
+    index = {(r.repo, r.bucket, r.mode, r.system): r for r in results}
+    columns = [(m, s) for m, s in GLANCE if any(k[2:] == (m, s) for k in index)]
+    head = " | ".join(f"{s} ({m})" for m, s in columns)
+    rows = [
+        "Recall@3 at a glance:",
+        "",
+        f"| repo | bucket | n | {head} |",
+        "|---|---|---:|" + "---|" * len(columns),
+    ]
+    for repo, bucket in dict.fromkeys((r.repo, r.bucket) for r in results):
+        cells = []
+        n = 0
+        for mode, system in columns:
+            r = index.get((repo, bucket, mode, system))
+            n = max(n, len(r.recall)) if r else n
+            cells.append(f"{_mean(r.recall):.3f}" if r and r.recall else "—")
+        rows.append(f"| {repo} | {bucket} | {n} | {' | '.join(cells)} |")
+    return "\n".join(rows)
+
+
 def strongest(results: Sequence[Result], mode: str, exclude: str = "tether") -> str | None:
     """The baseline with the best pooled Recall@3 (all tasks) in `mode`; ties go to the higher MRR."""
     scope = "all" if any(r.repo == "all" for r in results) else None

@@ -31,6 +31,7 @@ from gotchas_eval import (
     GotchaRetriever,
     Result,
     evaluate,
+    glance,
     markdown_table,
     paired,
     pooled,
@@ -115,14 +116,15 @@ def main(argv: list[str] | None = None) -> int:
         timing.append(f"{name} {time.perf_counter() - repo_started:.0f}s")
     if len(names) > 1:
         results = pooled(results) + results
+    repo_order = {name: i for i, name in enumerate(["all", *names])}
     order = {b: i for i, b in enumerate(BUCKETS)}
-    results.sort(key=lambda r: (r.repo != "all", order[r.bucket], MODES.index(r.mode)))
+    results.sort(key=lambda r: (repo_order[r.repo], order[r.bucket], MODES.index(r.mode)))
     title = (
         f"Window **{args.window}**; quality over tasks with at least one relevant memory (n), "
         "95% bootstrap intervals; `inj/neg`: memories in the first three on tasks with none relevant; "
         "`shown`: memories returned (all tasks)."
     )
-    parts = [markdown_table(results, title)]
+    parts = [glance(results), markdown_table(results, title)]
     main_system = next(
         (r.system for r in results if r.system == "tether"), results[0].system if results else ""
     )
