@@ -72,7 +72,7 @@ def test_comments_skip_what_only_looks_like_one(lang: str, source: str, expected
         ("Do  not call twice", "do not"),
         ("log at WARN level when slow", ""),  # a log level in prose, not a tag
         ("TODO: add caching", ""),  # a plan, not a warning
-        ("should not warn", ""),  # a test's expectation
+        ("it should not retry", ""),  # mostly a test's expectation
         ("mustParse the input", ""),  # not the word
     ],
 )
