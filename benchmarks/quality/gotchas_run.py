@@ -114,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         for make in factories:
             results.extend(evaluate(corpus, make(), args.window, modes))
         timing.append(f"{name} {time.perf_counter() - repo_started:.0f}s")
+    adapter = sys.modules.get("gotcha_tether")
+    if adapter is not None:
+        adapter.close_all()  # the temporary checkouts and workspaces
     if len(names) > 1:
         results = pooled(results) + results
     repo_order = {name: i for i, name in enumerate(["all", *names])}
