@@ -2,7 +2,7 @@
 
 Memories are added the way the product adds them, `Workspace.add(summary, details=..., category="gotcha",
 files=[path])`, in a checkout of the repository at C1 (so the repo map, co-change and fan-in see history up
-to C1 only). Recall is the library call `tether recall` makes, `Recaller.recall(prompt, files,
+to C1 only). Recall is the library call `tether recall` makes, `Workspace.recall(prompt, files,
 record=False)`; the before-edit hook's listing is `hooks.behaviour.gotchas_for`.
 
 tether does not take an edit's location yet (issue 10). The retriever passes the edit hunks to its
@@ -28,12 +28,11 @@ from pathlib import Path
 
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
+from tether.adapters.hooks.behaviour import gotchas_for
 from tether.errors import SecretError, ValidationError
-from tether.hooks.behaviour import gotchas_for
-from tether.housekeeping import refresh_repo
-from tether.memory import content_hash
+from tether.lifecycle.housekeeping import refresh_repo
+from tether.model.memory import content_hash
 from tether.project import init_project
-from tether.recall import Recaller
 from tether.workspace import Workspace
 
 RecallFn = Callable[[Workspace, str, Sequence[str], Sequence[Hunk]], list[str]]
@@ -41,7 +40,7 @@ RecallFn = Callable[[Workspace, str, Sequence[str], Sequence[Hunk]], list[str]]
 
 def shipped_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
     """What `tether recall` returns for the prompt and files; `hunks` is ignored (no location support yet)."""
-    result = Recaller(ws).recall(query, list(files), record=False)
+    result = ws.recall(query, list(files), record=False)
     return [r.memory.id for r in result.memories]
 
 
