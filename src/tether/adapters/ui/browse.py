@@ -29,7 +29,7 @@ def params(f: Filters, **changes: object) -> dict[str, object]:
     return out
 
 
-def filter_form(f: Filters, origins: list[str]) -> Html:
+def filter_form(f: Filters, origins: list[str], sort: str) -> Html:
     any_ = [("", "any")]
     return html(
         '<form method="get" action="/" class="filters" role="search">'
@@ -51,7 +51,7 @@ def filter_form(f: Filters, origins: list[str]) -> Html:
         origins=options([*any_, *((o, o) for o in origins)], f.origin),
         states=options([(s, "dead refs" if s == "dead" else s) for s in STATES], f.state),
         file=f.file,
-        sorts=options(list(SORT_LABELS), f.sort),
+        sorts=options(list(SORT_LABELS), sort),
         asc=attrs(checked=not f.desc),
     )
 
@@ -120,7 +120,16 @@ def browse_page(f: Filters, listing: Listing, origins: list[str]) -> Html:
         f" · page {listing.page} of {listing.pages}" if listing.pages > 1 else "",
     )
     notice = html('<p class="muted">{}</p>', listing.notice) if listing.notice else Html("")
-    return join([html("<h1>Memories</h1>"), filter_form(f, origins), count, notice, body, pager(f, listing)])
+    return join(
+        [
+            html("<h1>Memories</h1>"),
+            filter_form(f, origins, listing.sort),
+            count,
+            notice,
+            body,
+            pager(f, listing),
+        ]
+    )
 
 
 def pager(f: Filters, listing: Listing) -> Html:

@@ -33,7 +33,7 @@ def _fmt(value: float) -> str:
     return f"{value:.0%}" if 0 < value < 1 and value != int(value) else f"{value:g}"
 
 
-def _axis(top: float, percent: bool) -> Html:
+def _axis(top: float, percent: bool, width: int = WIDTH) -> Html:
     ticks = []
     for i in range(5):
         value = top * i / 4
@@ -43,7 +43,7 @@ def _axis(top: float, percent: bool) -> Html:
             html(
                 '<line class="grid" x1="{}" x2="{}" y1="{}" y2="{}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>',
                 LEFT,
-                WIDTH - RIGHT,
+                width - RIGHT,
                 f"{y:.1f}",
                 f"{y:.1f}",
                 LEFT - 6,
@@ -128,10 +128,12 @@ def bar_chart(title: str, groups: Sequence[str], series: Sequence[Series], *, pe
     )
 
 
-def line_chart(title: str, labels: Sequence[str], series: Sequence[Series], *, small: bool = False) -> Html:
+def line_chart(
+    title: str, labels: Sequence[str], series: Sequence[Series], *, small: bool = False, width: int = WIDTH
+) -> Html:
     """One polyline per series over the x `labels` (dates), with a dot and a tooltip on every point."""
     top = nice_max(max((v for _, _, vs in series for v in vs), default=0.0))
-    plot_w = WIDTH - LEFT - RIGHT
+    plot_w = width - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
     n = max(1, len(labels) - 1)
 
@@ -158,7 +160,7 @@ def line_chart(title: str, labels: Sequence[str], series: Sequence[Series], *, s
             if v
         )
         lines.append(html('<polyline class="line {}" points="{}"/>{}', cls, points, dots))
-    step = max(1, math.ceil(len(labels) / 6))
+    step = max(1, math.ceil(len(labels) / (12 if width > WIDTH else 6)))
     ticks = join(
         html(
             '<text class="label" x="{}" y="{}" text-anchor="middle">{}</text>',
@@ -173,11 +175,11 @@ def line_chart(title: str, labels: Sequence[str], series: Sequence[Series], *, s
         '<svg class="chart line{small}" viewBox="0 0 {w} {h}" role="img" aria-label="{title}"><title>{title}</title>'
         "{legend}{axis}{lines}{ticks}</svg>",
         small=" small" if small else "",
-        w=WIDTH,
+        w=width,
         h=HEIGHT,
         title=title,
         legend=_legend(series),
-        axis=_axis(top, False),
+        axis=_axis(top, False, width),
         lines=join(lines),
         ticks=ticks,
     )

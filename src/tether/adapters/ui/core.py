@@ -627,14 +627,16 @@ def timeline(events: Sequence[Event], categories: dict[str, str], now: datetime)
     """Surfaced and acted counts per time bucket, overall and per category.
 
     The bucket is a day when the log spans up to 60 days, a week up to two years, else 30 days; at most
-    60 buckets are kept (the most recent)."""
+    60 buckets are kept (the most recent), at least 14 (a line, not a dot, for a young log)."""
     if not events:
         return {"unit": "day", "buckets": [], "all": {"surfaced": [], "acted": []}, "categories": {}}
     first = min(e.at for e in events)
     span = (max(now, max(e.at for e in events)) - first).days
     unit, step = ("day", 1) if span <= 60 else ("week", 7) if span <= 730 else ("month", 30)
     end = max(now, max(e.at for e in events))
-    start = end - timedelta(days=step * 59) if span > step * 59 else first
+    start = (
+        end - timedelta(days=step * 59) if span > step * 59 else min(first, end - timedelta(days=step * 13))
+    )
     start = start.replace(hour=0, minute=0, second=0, microsecond=0)
     count = (end - start).days // step + 1
     buckets = [start + timedelta(days=step * i) for i in range(count)]

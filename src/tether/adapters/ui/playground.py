@@ -14,7 +14,7 @@ FILE_FIELDS = 4
 def playground_page(prompt: str, files: list[str], repo_files: list[str], result: Playground | None) -> Html:
     inputs = join(
         html(
-            '<input type="text" name="file" list="repo-files" value="{}" placeholder="src/app.py" aria-label="touched file {}">',
+            '<input type="text" name="file" list="repo-files" value="{}" placeholder="path/from/repo/root.py" aria-label="touched file {}">',
             files[i] if i < len(files) else "",
             i + 1,
         )
@@ -59,35 +59,47 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
 
 
 def card(e: Any) -> Html:
-    def table(values: dict[str, Any]) -> Html:
-        rows = join(
-            html("<tr><th>{}</th><td>{}</td></tr>", k, f"{v:.4f}" if isinstance(v, float) else v)
-            for k, v in values.items()
+    """One memory's breakdown: a row per signal (rank credit, magnitude), then the evidence that fired.
+    Injected memories are open; runners-up are folded."""
+    signals = list(dict.fromkeys([*e.rank_credit, *e.magnitudes]))
+    rows = join(
+        html(
+            '<tr><th scope="row">{}</th><td class="num">{}</td><td class="num">{}</td></tr>',
+            name,
+            f"{e.rank_credit[name]:.4f}" if name in e.rank_credit else "",
+            f"{e.magnitudes[name]:+.4f}" if name in e.magnitudes else "",
         )
-        return html('<table class="kv">{}</table>', rows or html('<tr><td class="muted">none</td></tr>'))
-
+        for name in signals
+    )
+    evidence = join(
+        (
+            html("<span><b>{}</b> {}</span>", k, f"{v:.3f}" if isinstance(v, float) else v)
+            for k, v in e.evidence.items()
+        ),
+        " · ",
+    )
     status = (
         "injected"
         if e.injected
         else ("injectable, cut by the limit or budget" if e.rank else "not injectable (no strong evidence)")
     )
     return html(
-        '<article class="card {cls}" data-id="{id}"><h3><a href="/m/{id}"><code>{id}</code></a> {summary}</h3>'
-        '<p class="meta">{badges} · <strong>{status}</strong> · score {score} · rank {rank} · via {receipt}</p>'
-        '<div class="kvs"><div><h4>rank credit</h4>{rrf}</div><div><h4>magnitudes</h4>{mag}</div>'
-        "<div><h4>evidence</h4>{ev}</div></div>{mult}</article>",
+        '<details class="card {cls}" data-id="{id}"{open}><summary><code>{id}</code> {summary} · <strong>{status}</strong>'
+        " · score {score}</summary>"
+        '<p class="meta">{badges} · rank {rank} · via {receipt} · <a href="/m/{id}">open</a></p>'
+        '<table class="kv"><thead><tr><th>signal</th><th class="num">rank credit</th><th class="num">magnitude</th>'
+        "</tr></thead><tbody>{rows}</tbody></table>"
+        '<p class="meta evidence">{mult}evidence: {evidence}</p></details>',
         cls="injected" if e.injected else "runner-up",
         id=e.memory.id,
+        open=Html(" open") if e.injected else Html(""),
         summary=e.memory.summary,
         badges=badges(e.memory),
         status=status,
         score=f"{e.score:.4f}",
         rank=e.rank if e.rank is not None else "—",
         receipt=e.receipt,
-        rrf=table(e.rank_credit),
-        mag=table(e.magnitudes),
-        ev=table(e.evidence),
-        mult=html('<p class="meta">priority multiplier ×{}</p>', e.multiplier)
-        if e.multiplier != 1.0
-        else Html(""),
+        rows=rows or html('<tr><td colspan="3" class="muted">no signal fired</td></tr>'),
+        mult=html("priority ×{} · ", e.multiplier) if e.multiplier != 1.0 else Html(""),
+        evidence=evidence or html('<span class="muted">none</span>'),
     )

@@ -33,6 +33,7 @@ def stats_page(data: dict[str, Any]) -> Html:
             f"Surfaced and acted per {tl['unit']}",
             tl["buckets"],
             [("surfaced", "s-surfaced", tl["all"]["surfaced"]), ("acted", "s-acted", tl["all"]["acted"])],
+            width=1200,
         )
         small = join(
             html(
