@@ -153,6 +153,14 @@ def test_the_own_origin_and_cross_site_fetch_metadata(ui: UI) -> None:
     assert ui.post(f"/m/{mid}/pin", headers={"origin": BASE}).status_code == 200  # type: ignore[attr-defined]
     assert ui.client.get("/", headers={"sec-fetch-site": "cross-site"}).status_code == 403
     assert ui.client.get("/", headers={"sec-fetch-site": "same-origin"}).status_code == 200
+    # Chromium's own form post under Referrer-Policy: no-referrer says `Origin: null`, with fetch metadata.
+    null_own = {"origin": "null", "sec-fetch-site": "same-origin"}
+    assert ui.post(f"/m/{mid}/unpin", headers=null_own).status_code == 200  # type: ignore[attr-defined]
+    for headers in (
+        {"origin": "null", "sec-fetch-site": "cross-site"},
+        {"origin": "null", "sec-fetch-site": "same-site"},
+    ):
+        assert ui.post(f"/m/{mid}/pin", headers=headers).status_code == 403  # type: ignore[attr-defined]
 
 
 def test_security_headers_on_pages_assets_and_refusals(ui: UI) -> None:

@@ -45,7 +45,7 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
     cards = join(card(e) for e in result.explained)
     return html(
         '{}<section class="result"><h2>Injected block</h2><p class="muted">query after sanitizing: <code>{}</code> · files: {} · '
-        "{} candidates ranked · surfacings before {} and after {} (unchanged)</p>{}"
+        "{} candidates ranked · surfacings recorded before {} and after {}{}</p>{}"
         '<h2>Score breakdown</h2><div class="cards">{}</div></section>',
         form,
         result.query or "(none)",
@@ -53,6 +53,7 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
         result.candidates,
         result.surfaced_before,
         result.surfaced_after,
+        " (unchanged)" if result.surfaced_before == result.surfaced_after else "",
         block,
         cards or html('<p class="empty">No candidate at all.</p>'),
     )

@@ -4,7 +4,10 @@ Every request, static files included, passes these checks in order:
 
 1. `Host` names the server's own loopback address and port: a page on another site that rebinds its DNS
    name to 127.0.0.1 reaches the port, but its requests carry its own name (DNS rebinding).
-2. `Origin`, when a browser sends one, is the server's own; `Sec-Fetch-Site: cross-site` is refused.
+2. `Origin`, when a browser sends one, is the server's own; `Sec-Fetch-Site: cross-site` is refused. Under
+   `Referrer-Policy: no-referrer` Chromium sends `Origin: null` with the UI's own form posts: `null` is
+   accepted only with `Sec-Fetch-Site: same-origin`, which the browser sets and no page can forge (a
+   sandboxed frame elsewhere, the other source of `null`, is `cross-site`).
 3. The per-run token (printed with the URL) is exchanged for an HttpOnly, SameSite=Strict cookie, and the
    browser is sent to the same address without it, so it leaves the address bar and history.
 4. Without that cookie: 403.
@@ -152,9 +155,14 @@ class Guard:
         if host not in self.hosts:
             return f"refused: unexpected Host {host!r} (the UI answers only to {BIND_HOST})"
         origin = headers.get("origin")
-        if origin is not None and origin not in self.origins:
+        site = headers.get("sec-fetch-site")
+        if (
+            origin is not None
+            and origin not in self.origins
+            and not (origin == "null" and site == "same-origin")
+        ):
             return f"refused: request from another site ({origin!r})"
-        if headers.get("sec-fetch-site") == "cross-site":
+        if site == "cross-site":
             return "refused: request from another site"
         return None
 
