@@ -77,6 +77,13 @@ SEARCH_POOL = 2000
 REPO_REFRESH_SECONDS = 30.0
 # The playground shows the injected memories and this many runners-up with their breakdown.
 RUNNERS_UP = 7
+# A request re-reads the note directories when their mtimes moved (tether's own writes, new or deleted
+# notes), and at least this often otherwise: a note an editor saved in place shows on the next page load
+# after 2 s. A full scan is ~80 ms at 10,000 notes, too much for every request.
+FULL_SYNC_SECONDS = 2.0
+# Bumped by the SQLite store in the same transaction as every write to a memory (its `_VECTORS_VERSION`,
+# named for its first use): while it stands still, the list of memories read last is still right.
+MEMORIES_VERSION = "vectors.version"
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,8 @@ class UICore:
         self._lock = threading.RLock()
         self._refreshed = 0.0
         self._files: tuple[float, list[str]] | None = None
+        self._synced = (-FULL_SYNC_SECONDS, "")  # (monotonic time, directory stamps)
+        self._memo: tuple[str | None, list[Memory]] | None = None
 
     @classmethod
     def open(cls, cwd: Path, *, home: Path | None = None, clock: Any = None) -> UICore:
@@ -199,9 +208,29 @@ class UICore:
         with self._lock:
             ws = self._ws
             if sync:
-                ws.sync()
+                now, stamps = time.monotonic(), self._stamps(ws)
+                if stamps != self._synced[1] or now - self._synced[0] >= FULL_SYNC_SECONDS:
+                    ws.sync()
+                    self._synced = (now, stamps)
                 self._refresh_repo(ws)
             yield ws
+
+    @staticmethod
+    def _stamps(ws: Workspace) -> str:
+        out = []
+        for directory, _ in ws.sources():
+            try:
+                out.append(str(directory.stat().st_mtime_ns) if directory else "-")
+            except OSError:
+                out.append("-")
+        return ",".join(out)
+
+    def _all(self, ws: Workspace) -> list[Memory]:
+        """Every memory, any status and scope, read again only after a write (see MEMORIES_VERSION)."""
+        version = ws.store.get_meta(MEMORIES_VERSION)
+        if self._memo is None or self._memo[0] != version or version is None:
+            self._memo = (version, ws.find(Query(status=None)))
+        return self._memo[1]
 
     def _refresh_repo(self, ws: Workspace) -> None:
         """Memories follow renamed files, as every syncing CLI command does (at most every 30 s here)."""
@@ -238,14 +267,15 @@ class UICore:
                 "dead": ("active",),
             }.get(f.state)
             file = normalize_path(f.file, ws.root, ws.root) if f.file.strip() else None
-            query = Query(
-                status=status,
-                category=f.category or None,
-                scope=f.scope or None,
-                origin=f.origin or None,
-                file=file,
-            )
-            pool = [m for m in ws.find(query) if f.scope == "session" or m.scope != "session"]
+            pool = [
+                m
+                for m in self._all(ws)
+                if (status is None or m.status in status)
+                and (m.category == f.category if f.category else True)
+                and (m.scope == f.scope if f.scope else m.scope != "session")
+                and (_origin_matches(m.origin, f.origin) if f.origin else True)
+                and (file in m.files if file else True)
+            ]
             if f.state == "dead":
                 dead = {m.id for m, _ in ws.dead_refs()}
                 pool = [m for m in pool if m.id in dead]
@@ -283,7 +313,7 @@ class UICore:
     def origins(self) -> list[str]:
         """The origins in use, with every rule file folded into `rules:`."""
         with self._use(sync=False) as ws:
-            found = {m.origin for m in ws.find(Query(status=None))}
+            found = {m.origin for m in self._all(ws)}
         return sorted({("rules:" if o.startswith("rules:") else o) for o in found} | set(ORIGINS))
 
     # -- one memory -------------------------------------------------------------------------------
@@ -415,7 +445,7 @@ class UICore:
 
         with self._use() as ws:
             data = stats(ws, top=top)
-            categories = {m.id: m.category for m in ws.find(Query(status=None))}
+            categories = {m.id: m.category for m in self._all(ws)}
             events = [e for e in ws.store.events(None, limit=1_000_000) if e.event in ("surfaced", "acted")]
             now = ws.clock()
         data["timeline"] = timeline(events, categories, now)
@@ -510,7 +540,7 @@ class UICore:
         Nodes: `{"id", "kind": "memory"|"file", ...}`; edges: `(source index, target index, kind)` with kind
         `file` (a memory names it), `wikilink` (a `[[link]]` in the details) or `supersedes`."""
         with self._use() as ws:
-            memories = [m for m in ws.find(Query(status=None)) if m.scope != "session"]
+            memories = [m for m in self._all(ws) if m.scope != "session"]
             targets = _link_index(ws)
             repo_exists = self._exists_many(ws, {p for m in memories for p in m.files})
         nodes: list[dict[str, Any]] = []
@@ -577,6 +607,11 @@ def _sorted(rows: list[Row], sort: str, desc: bool) -> list[Row]:
     return sorted(rows, key=lambda r: (r.memory.created, r.memory.id), reverse=desc)
 
 
+def _origin_matches(origin: str, wanted: str) -> bool:
+    """`Query.origin`'s rule: exact, or a prefix ending in ':' (`rules:` is every rule file)."""
+    return origin.startswith(wanted) if wanted.endswith(":") else origin == wanted
+
+
 def _rooted(ws: Workspace, path: str) -> str:
     """A path typed in the UI, taken from the repository root (not the server's working directory)."""
     if ws.root is None or Path(path).is_absolute():
@@ -605,7 +640,10 @@ def _link_index(ws: Workspace) -> dict[str, str]:
     """Wikilink target → memory id, resolved as `Workspace.links` resolves them (id, note name, slug),
     built once so a page or the graph does not scan every note per link."""
     out: dict[str, str] = {}
-    for path, (mid, _) in ws.store.note_refs().items():
+    notes = ws.store.note_refs()
+    for mid, _ in notes.values():
+        out[mid] = mid
+    for path, (mid, _) in notes.items():
         stem = Path(path).stem
         out.setdefault(stem, mid)
         out.setdefault(stem.split("-", 1)[-1], mid)
@@ -614,8 +652,8 @@ def _link_index(ws: Workspace) -> dict[str, str]:
 
 def _resolve(targets: dict[str, str], target: str) -> str | None:
     target = target.strip()
-    if len(target) == 8 and target.lower() in targets.values():
-        return target.lower()
+    if len(target) == 8 and target.lower() in targets:
+        return targets[target.lower()]
     return targets.get(target)
 
 
