@@ -56,7 +56,7 @@ def modules() -> dict[str, Path]:
 
 
 def adapter_of(name: str) -> str | None:
-    """Which adapter a module belongs to (`cli`, `hooks`, `mcp`, `install`), or None."""
+    """Which adapter a module belongs to (`cli`, `hooks`, `mcp`, `install`, `ui`), or None."""
     parts = name.split(".")
     if parts[:2] == ["tether", "adapters"] and len(parts) > 2:
         return parts[2]

@@ -52,6 +52,7 @@ def payload(data: dict[str, Any]) -> dict[str, Any]:
         "kinds": list(KINDS),
         "refine": [c.index for c in found if c.refine],
         "clusters": len(found),
+        "singletons": sum(1 for c in found if len(c.members) == 1),
     }
 
 
@@ -74,7 +75,7 @@ def graph_page(data: dict[str, Any], graph: dict[str, Any], origins: list[str]) 
 
     return html(
         "<h1>Graph</h1>"
-        '<p class="muted">{m} memories, {f} files, {e} links in {c} connected clusters. Click a memory to open it; '
+        '<p class="muted">{m} memories, {f} files, {e} links: {c} connected clusters and {single} unconnected nodes. Click a memory to open it; '
         "click a file to highlight its cluster; drag to pan, wheel to zoom.</p>"
         '<form class="graph-filters" id="graph-filters">'
         "<fieldset><legend>Category</legend>{cats}</fieldset>"
@@ -91,7 +92,8 @@ def graph_page(data: dict[str, Any], graph: dict[str, Any], origins: list[str]) 
         m=memories,
         f=files,
         e=len(data["edges"]),
-        c=graph["clusters"],
+        c=graph["clusters"] - graph["singletons"],
+        single=graph["singletons"],
         cats=boxes("cat", CATEGORIES),
         origins=boxes("o", origins),
         states=boxes("s", STATUSES),
