@@ -87,6 +87,7 @@ REVIEWED_OVER_400 = {
     "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
     "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
     "tether.adapters.install.tomlconf": "Codex's TOML edited in place (tomlkit would replace it: issue 12)",
+    "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
 }
 # A module's tests live in `tests/test_<name>.py` for one of its dotted name's tails (`test_map.py` or
 # `test_repo_map.py` for `tether.repo.map`), or in the topical file named here.
@@ -151,7 +152,10 @@ TESTED_IN = {
     "tether.adapters.install.jsonconf": "test_install.py",
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
+    "tether.recall.block": "test_hooks.py",
 }
+# Whole packages whose modules share one topical test file.
+TESTED_IN_PACKAGE = {"tether.adapters.ui": "test_ui.py"}
 
 
 def module_name(path: Path) -> str:
@@ -347,6 +351,7 @@ def test_tests_mirror_modules(name: str) -> None:
     candidates = {f"test_{'_'.join(parts[i:])}.py" for i in range(len(parts))}
     if name in TESTED_IN:
         candidates.add(TESTED_IN[name])
+    candidates.update(f for pkg, f in TESTED_IN_PACKAGE.items() if name.startswith(pkg + "."))
     assert any((TESTS / c).exists() for c in candidates), (
         f"no test file for {name}: expected one of {sorted(candidates)}"
     )

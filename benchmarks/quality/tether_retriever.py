@@ -19,7 +19,6 @@ from typing import Any
 
 from corpus import Corpus, TaskView
 
-from tether.adapters.hooks.behaviour import FOOTER, HEADER
 from tether.embed import Embedder
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.memory import Memory, content_hash
@@ -27,6 +26,7 @@ from tether.model.text import terms_in
 from tether.notes import format as notes
 from tether.project import init_project
 from tether.recall import scoring
+from tether.recall.block import block
 from tether.recall.channels import Pool, competition_ranks
 from tether.recall.evidence import CHANNELS, Candidate, Channel
 from tether.recall.recaller import Recaller
@@ -263,8 +263,7 @@ class TetherRetriever:
         result = self.ws.recaller(self.recaller).recall(
             task.query, files, record=False, channels=self.channels, require_evidence=self.require_evidence
         )
-        lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER] if result.memories else []
-        self.last_block = "\n".join(lines)
+        self.last_block = block([r.line() for r in result.memories])
         return [self.ids[r.memory.id] for r in result.memories]
 
     def tokens(self, task: TaskView, mode: str) -> float:

@@ -1,8 +1,8 @@
 """`tether` and `python -m tether` start here: the composition root that puts the adapters together.
 
-The CLI, the hooks, the MCP server and the installer are separate adapters that don't import each other;
-the commands that reach the others (`tether hook`, `tether mcp`, `tether install`, `tether uninstall`) are
-attached to the CLI here.
+The CLI, the hooks, the MCP server, the installer and the web UI are separate adapters that don't import each
+other; the commands that reach the others (`tether hook`, `tether mcp`, `tether install`, `tether uninstall`,
+`tether ui`) are attached to the CLI here.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ def build_cli() -> Any:
     from tether.adapters.hooks.command import COMMANDS as HOOK
     from tether.adapters.install.commands import COMMANDS as INSTALL
     from tether.adapters.mcp.command import COMMANDS as MCP
+    from tether.adapters.ui.command import COMMANDS as UI
 
-    for command in (*HOOK, *MCP, *INSTALL):
+    for command in (*HOOK, *MCP, *INSTALL, *UI):
         if cli.commands.get(command.name or "") is not command:
             cli.add_command(command)
     return cli

@@ -147,7 +147,7 @@ class NoteIndex:
         """Index what changed in the notes. A light process trusts the note directories' mtimes: tether's
         own writes (temp file + rename) and new or deleted notes change them, an editor saving in place may
         not; such an edit is picked up by the next command or session start (`full`)."""
-        stamps = self._dir_stamps()
+        stamps = self.dir_stamps()
         if self.light and not full and self.store.get_meta(_STAMPS) == stamps:
             if self.embedders.heavy and self.store.get_meta(PENDING_VECTORS) and self.embedders.warm():
                 self.embed_missing()  # indexed by a hook before the warm process was up
@@ -199,7 +199,8 @@ class NoteIndex:
         self.store.set_meta(_EMBEDDED, embedder.id)
         return report
 
-    def _dir_stamps(self) -> str:
+    def dir_stamps(self) -> str:
+        """The note directories' mtimes: they move with every note written, renamed or deleted."""
         stamps = []
         for directory, _ in self.sources:
             try:

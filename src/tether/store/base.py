@@ -120,6 +120,10 @@ class MemoryStore(Protocol):
         """Ids of memories whose details link to any of `targets` (ids or note names)."""
         ...
 
+    def version(self) -> str:
+        """Changes whenever any memory is written or removed (by any process): a key for caches."""
+        ...
+
     def clear(self) -> None:
         """Forget every memory but session ones (telemetry and events stay): the start of a reindex."""
         ...

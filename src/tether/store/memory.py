@@ -66,6 +66,7 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._state = _State()
         self._depth = 0
+        self._writes = 0
         self._repomap = InMemoryRepoMap()
 
     @contextmanager
@@ -103,6 +104,7 @@ class InMemoryStore:
         embedder: str | None = None,
     ) -> None:
         s = self._state
+        self._writes += 1
         with self.transaction():
             if note is not None:
                 for stale in [
@@ -120,7 +122,11 @@ class InMemoryStore:
             elif existed:
                 s.vectors.pop(memory.id, None)
 
+    def version(self) -> str:
+        return str(self._writes)
+
     def remove(self, memory_id: str) -> None:
+        self._writes += 1
         s = self._state
         s.memories.pop(memory_id, None)
         s.notes.pop(memory_id, None)
@@ -210,6 +216,7 @@ class InMemoryStore:
         return [m for mid, m in self._state.memories.items() if v.get(mid, ("",))[0] != embedder]
 
     def put_vectors(self, embedder: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
+        self._writes += 1
         for mid, vector in vectors:
             if mid in self._state.memories:
                 self._state.vectors[mid] = (embedder, list(vector))

@@ -12,14 +12,11 @@ from pathlib import Path
 from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
 from tether.model.memory import Memory, normalize_path
+from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
-HEADER = "=== Project memory (auto-recalled) ==="
-PINNED_HEADER = "=== Project memory (pinned) ==="
-FOOTER = "Call the memory_get tool with an id for the full note; memory_search looks further."
-FALLBACK = "Project memory is available: search project memory with memory_search before you start."
 # Tools whose use means the agent is reading memory on its own: hints go quiet after that.
 MEMORY_TOOLS = ("memory_search", "memory_get", "memory_pin", "memory_add", "memory_links", "memory_remove")
 
@@ -70,10 +67,10 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     used = 0
     with session_state(ws.store, event.session, ws.clock()) as state:
         for memory in sorted(pinned, key=lambda m: m.updated, reverse=True):
-            line = f"- ★ [{memory.category}] {memory.id} — {memory.summary} (via pinned)"
-            if used + len(line) > budget:
+            line = f"★ [{memory.category}] {memory.id} — {memory.summary} (via pinned)"
+            if used + len(line) + 2 > budget:  # as injected: "- " and the line
                 break
-            used += len(line) + 1
+            used += len(line) + 3
             lines.append(line)
             shown.append(memory.id)
             state.seen[memory.id] = state.turn
@@ -82,7 +79,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     )
     parts: list[str] = []
     if lines:
-        parts.append("\n".join([PINNED_HEADER, *lines, FOOTER]))
+        parts.append(block(lines, PINNED_HEADER))
     parts.extend(hints)
     return Reply("\n\n".join(parts))
 
@@ -106,8 +103,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
     with session_state(ws.store, event.session, ws.clock()) as state:
         for r in result.memories:
             state.seen[r.memory.id] = state.turn
-    lines = [HEADER, *(f"- {r.line()}" for r in result.memories), FOOTER]
-    return Reply("\n".join(lines))
+    return Reply(block([r.line() for r in result.memories]))
 
 
 def warm_up(ws: Workspace) -> None:

@@ -318,12 +318,15 @@ class SQLiteStore:
                 out[rowid] = mid
         return out
 
+    def version(self) -> str:
+        """The database's id and its write counter (bumped in the same transaction as every write)."""
+        return f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
+
     def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """Exact cosine top-k over the active memories' vectors (`tether.store.sqlite.vectors`).
 
         From its second query on, a process is warm (the MCP server, a library user): numpy pays off."""
-        identity = f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
-        ids, blob, dim = vectors.load(self.conn, self.path, embedder, identity)
+        ids, blob, dim = vectors.load(self.conn, self.path, embedder, self.version())
         if not ids:
             return []
         self._nearest_calls += 1
