@@ -149,6 +149,8 @@ def distill_session(
             _save_offset(state_file, transcript, chunk.end)
             return report
         base = root if root is not None else Path(chunk.cwd) if chunk.cwd else None
+        # Event texts are redacted as they are read (before any is cut to size); the digest is redacted
+        # again as a whole, for what only the rendering put together.
         digest = redact(build_digest(chunk.events, max_chars=max_chars, root=str(base) if base else None))
         system = _SYSTEM.format(
             limit=MAX_FACTS,
@@ -217,15 +219,15 @@ def _accept(
         summary = _one_line(str(fact.get("summary") or ""))
         details = str(fact.get("details") or "").strip()
         if len(accepted) == MAX_FACTS:
-            report.dropped.append((summary, f"over the limit of {MAX_FACTS} facts per session"))
+            _drop(report, summary, f"over the limit of {MAX_FACTS} facts per session")
             continue
         category = str(fact.get("category") or "").strip().lower()
         if category not in categories:
-            report.dropped.append((summary, f"category {category!r} is not allowed"))
+            _drop(report, summary, f"category {category!r} is not allowed")
             continue
         if find_secret(f"{summary}\n{details}"):
             if on_secret == "drop":
-                report.dropped.append((redact(summary), "looks like it contains a credential"))
+                _drop(report, summary, "looks like it contains a credential")
                 continue
             summary, details = redact(summary), redact(details)
             report.redacted += 1
@@ -247,17 +249,23 @@ def _accept(
                 )
             )
         except ValidationError as exc:
-            report.dropped.append((summary, f"invalid: {exc}"))
+            _drop(report, summary, f"invalid: {exc}")
             continue
         if memory.content_hash in hashes or existing(memory.content_hash):
-            report.dropped.append((summary, "duplicate of an existing memory"))
+            _drop(report, summary, "duplicate of an existing memory")
             continue
         if similar(memory.text):
-            report.dropped.append((summary, "near-duplicate of an existing memory"))
+            _drop(report, summary, "near-duplicate of an existing memory")
             continue
         hashes.add(memory.content_hash)
         accepted.append(memory)
     return accepted
+
+
+def _drop(report: DistillReport, summary: str, reason: str) -> None:
+    # Dropped facts are printed (and so logged to .tether/logs/distill.log): redacted like the written ones,
+    # whatever the reason they were dropped for.
+    report.dropped.append((redact(summary), redact(reason)))
 
 
 def _one_line(text: str) -> str:
@@ -301,7 +309,8 @@ def _fact_files(raw: list[object], root: Path | None, touched: set[str]) -> tupl
 
 
 def _excerpt(text: str, limit: int = 200) -> str:
-    text = _one_line(text)
+    """A redacted start of the model's reply, for an error message (which ends up in the distill log)."""
+    text = _one_line(redact(text))
     return text if len(text) <= limit else text[:limit] + "…"
 
 
