@@ -532,6 +532,12 @@ def _samples() -> list[Sample]:
     add("mysql -p", fake("mysql-p", 14), "mysql -u root -p{} shop", "credentials on command line")
     add("XML password element", fake("xml-pw", 16), "<password>{}</password>", "credential in XML")
     add("Spring property", fake("spring", 12) + "!", "spring.datasource.password={}", "password assignment")
+    add(
+        "password told in prose",
+        "Kx9#mP2vQ",
+        "fyi the staging password is {} until Friday",
+        "password assignment",
+    )
     add("provider-named key", fake("named-key", 32, HEX), "ALGOLIA_ADMIN_KEY={}", "api key assignment")
     return s
 
@@ -597,6 +603,7 @@ def _lookalikes() -> list[Sample]:
         ("primary key", "primary_key = 'user_id42x'"),
         ("sort key argument", "sorted(items, key=itemgetter(1))"),
         ("secret type name", "type: kubernetes.io/service-account-token"),
+        ("password whereabouts", "the staging password is stored in Vault under secret/staging"),
         ("password policy prose", "The password policy requires 12+ characters and 1 digit."),
     ]
     return [Sample(name, text, None) for name, text in pairs]

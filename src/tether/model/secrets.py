@@ -305,6 +305,8 @@ _PEM_BODY = (
 # run is judged whole: `pa,ss;w0rd` is one value, not `pa`. A run longer than 128 characters (more than
 # any password) is judged by its start and redacted to its end.
 _OP = r"[\"']?([ \t]*(?::=|=>|\?=|:(?!:)|=(?!=))[ \t]*)"
+# A password may also be told in prose: "the staging password is Kx9#mP2v" (judged like an unquoted value).
+_PASSWORD_OP = r"[\"']?([ \t]*(?::=|=>|\?=|:(?!:)|=(?!=))[ \t]*|[ \t]+is[ \t]+)"
 _VALUE = r"(\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|`[^`\n]{0,512}`|\S{1,128})"
 # Each key family starts with a literal, so `re` skips straight to it (one alternation of fifteen names
 # would be tried at every position of the text).
@@ -555,7 +557,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # ---- generic assignments, last: `password = "…"`, `api_key: …`, `"client_secret": "…"`, `X-API-Key:`
     *(
-        _context("password assignment", key + _OP + _VALUE, group=3, accept=_assignment("password"), trim=True)
+        _context(
+            "password assignment", key + _PASSWORD_OP + _VALUE, group=3, accept=_assignment("password"), trim=True
+        )
         for key in _PASSWORD_KEYS
     ),
     *(
