@@ -281,6 +281,12 @@ def _samples() -> list[Sample]:
         "bot = Bot('{}')",
         "Telegram bot token",
     )
+    add(
+        "Telegram Bot API URL",
+        fake("tg3", 9, DIGITS) + ":AA" + fake("tg4", 33, URLSAFE),
+        "curl https://api.telegram.org/bot{}/getMe",
+        "Telegram bot token",
+    )
     add("Twilio API key", "SK" + fake("twsk", 32, HEX), "twilio api key {}", "Twilio key")
     add(
         "Twilio account SID with auth token",

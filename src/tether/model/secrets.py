@@ -426,9 +426,9 @@ _RULES: tuple[_Rule, ...] = (
         ("discord",),
         group=1,
     ),
-    _token(  # the bot's id, a colon, then 33 to 37 characters starting with A (detect-secrets: Telegram)
-        "Telegram bot token",
-        r"\d{6,12}:A[A-Za-z0-9_-]{32,36}(?![\w-])",
+    _token(  # the bot's id, a colon, then 33 to 37 characters starting with A (detect-secrets: Telegram);
+        "Telegram bot token",  # in the Bot API's URLs it follows `bot`: api.telegram.org/bot<token>/getMe
+        r"(?:bot)?\d{6,12}:A[A-Za-z0-9_-]{32,36}(?![\w-])",
         ":a",
         accept=_random,
     ),
