@@ -45,7 +45,9 @@ _Accept = Callable[[str, str, re.Match[str]], bool]
 @dataclass(frozen=True)
 class _Rule:
     name: str
-    pattern: re.Pattern[str]
+    # Compiled on first use (through `re`'s own cache): importing this module, as the session-start hook
+    # does, costs nothing, and most runs need a few of the expressions, not all.
+    pattern: str
     # Lower-case strings one of which must be in the text for the expression to run at all (empty: always
     # run). A substring test costs next to nothing; an expression over a megabyte does not.
     keywords: tuple[str, ...] = ()
@@ -68,7 +70,7 @@ def _token(name: str, pattern: str, *keywords: str, accept: _Accept | None = Non
 
     `keywords` only where the pattern cannot start with a literal: a literal start is itself a fast search.
     """
-    return _Rule(name, re.compile(pattern), keywords, accept=accept, bounded=True)
+    return _Rule(name, pattern, keywords, accept=accept, bounded=True)
 
 
 def _context(
@@ -81,7 +83,7 @@ def _context(
     trim: bool = False,
 ) -> _Rule:
     """A case-insensitive rule (written in lower case) whose secret is one group of the match."""
-    return _Rule(name, re.compile(pattern), keywords, group, accept, lower=True, bounded=bounded, trim=trim)
+    return _Rule(name, pattern, keywords, group, accept, lower=True, bounded=bounded, trim=trim)
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -319,13 +321,13 @@ _RULES: tuple[_Rule, ...] = (
     # ---- private keys: PEM (RSA, EC, DSA, PKCS#8, encrypted), OpenSSH and PGP blocks, with or without END
     _Rule(  # a service-account JSON file's private_key (gitleaks: gcp-service-account)
         "GCP service account key",
-        re.compile(r"\"private_key\"\s{0,10}:\s{0,10}\"(-----BEGIN[^\"]*)"),
+        r"\"private_key\"\s{0,10}:\s{0,10}\"(-----BEGIN[^\"]*)",
         ('"private_key"',),
         group=1,
     ),
     _Rule(  # gitleaks: private-key; a block cut short is redacted to where its body ends
         "private key block",
-        re.compile(_PEM_BEGIN + "(?:" + _PEM_TO_END + "|" + _PEM_BODY + ")"),
+        _PEM_BEGIN + "(?:" + _PEM_TO_END + "|" + _PEM_BODY + ")",
         ("private key",),
     ),
     _token("age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
@@ -357,7 +359,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(  # gitleaks: azure-ad-client-secret (a digit and Q~ after three characters)
         "Azure AD client secret",
-        re.compile(r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])"),
+        r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
         ("q~",),
     ),
     _token("DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}(?!\w)"),  # gitleaks: digitalocean-*
@@ -388,7 +390,7 @@ _RULES: tuple[_Rule, ...] = (
     _token("Docker Hub token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}"),
     _Rule(  # ~/.docker/config.json: "auth" is base64 of user:password
         "Docker registry auth",
-        re.compile(r"\"auth\"\s{0,10}:\s{0,10}\"([A-Za-z0-9+/]{8,}={0,2})\""),
+        r"\"auth\"\s{0,10}:\s{0,10}\"([A-Za-z0-9+/]{8,}={0,2})\"",
         ('"auth"',),
         group=1,
         accept=_user_password,
@@ -410,7 +412,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "Slack webhook",
-        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{20,})"),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{20,})",
         ("hooks.slack.com",),
         group=1,
         accept=_real_webhook,
@@ -422,7 +424,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "Discord webhook",
-        re.compile(r"discord(?:app)?\.com/api/webhooks/\d{17,20}/([A-Za-z0-9_-]{60,68})"),
+        r"discord(?:app)?\.com/api/webhooks/\d{17,20}/([A-Za-z0-9_-]{60,68})",
         ("discord",),
         group=1,
     ),
@@ -444,9 +446,7 @@ _RULES: tuple[_Rule, ...] = (
     _token("Sendinblue API key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}(?!\w)"),
     _Rule(
         "Microsoft Teams webhook",
-        re.compile(
-            r"webhook\.office\.com/webhookb2/([0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36})"
-        ),
+        r"webhook\.office\.com/webhookb2/([0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36})",
         ("webhookb2",),
         group=1,
     ),
@@ -486,7 +486,7 @@ _RULES: tuple[_Rule, ...] = (
     # ---- connection strings: postgres, mysql, mongodb(+srv), redis (`redis://:pw@host`), amqp, http(s)…
     _Rule(
         "credentials in URL",
-        re.compile(r"://[^\s:/@'\"<>]{0,256}:([^\s/'\"<>]{3,256})@(?=[\w\[])"),
+        r"://[^\s:/@'\"<>]{0,256}:([^\s/'\"<>]{3,256})@(?=[\w\[])",
         ("://",),
         group=1,
         accept=_not_placeholder,
@@ -588,9 +588,10 @@ def _trimmed(text: str, start: int, end: int) -> int:
 def _spans(rule: _Rule, text: str, lowered: str) -> Iterator[tuple[int, int]]:
     """Where `rule` finds accepted credentials in `text`, as (start, end) of the part to redact."""
     subject = lowered if rule.lower else text
+    regex = re.compile(rule.pattern)
     pos = 0
     while True:
-        match = rule.pattern.search(subject, pos)
+        match = regex.search(subject, pos)
         if match is None:
             return
         start, end = match.span(rule.group)
