@@ -609,6 +609,16 @@ def _lookalikes() -> list[Sample]:
         ("primary key", "primary_key = 'user_id42x'"),
         ("sort key argument", "sorted(items, key=itemgetter(1))"),
         ("secret type name", "type: kubernetes.io/service-account-token"),
+        # Seen in real repositories' code and docs (a scan of six public ones):
+        ("SPDX licence id", "licenseKey: 'Apache-2.0',"),
+        ("masked GitHub token", "'https://ghp_" + "x" * 36 + "@github.com/owner/repo.git'"),
+        (
+            "image's default credentials",
+            'DATABASE_URL="postgresql://postgres:postgres@localhost:5432/postgres"',
+        ),
+        ("test stand-in value", "GEMINI_API_KEY=secret-key"),
+        ("private key header without a key", "private_key: '-----BEGIN PRIVATE KEY-----\\n...',"),
+        ("repeated-digit key id", "aws_access_key_id=os.getenv('AWS_ACCESS_KEY_ID', 'AKIA" + "6" * 16 + "')"),
         ("password whereabouts", "the staging password is stored in Vault under secret/staging"),
         ("password policy prose", "The password policy requires 12+ characters and 1 digit."),
     ]

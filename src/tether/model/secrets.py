@@ -69,8 +69,9 @@ def _token(name: str, pattern: str, *keywords: str, accept: _Accept | None = Non
     """A provider's token format, matched as written, starting at a token boundary.
 
     `keywords` only where the pattern cannot start with a literal: a literal start is itself a fast search.
+    Without an `accept` of its own, a token is refused only when masked (`ghp_xxxx…`, `sk_live_…EXAMPLE`).
     """
-    return _Rule(name, pattern, keywords, accept=accept, bounded=True)
+    return _Rule(name, pattern, keywords, accept=accept or _unmasked, bounded=True)
 
 
 def _context(
@@ -100,13 +101,23 @@ _PLACEHOLDERS = frozenset(
         "changeme", "change_me", "change-me", "changeit", "test", "testing", "dummy", "sample", "foo",
         "bar", "baz", "foobar", "todo", "tbd", "fixme", "hidden", "masked", "omitted", "removed", "n/a",
         "value", "empty", "default", "secretkey", "secret_key", "access_token", "auth_token", "anonymous",
-        "guest",
+        "guest", "text",
     }
 )  # fmt: skip
 # A value containing one of these is a placeholder: `YOUR_API_KEY_HERE`, `<token>`, `sk-xxxx…`.
 _PLACEHOLDER_PARTS = re.compile(
     r"(?i)your[_-]?|xxxx|placeholder|insert[_-]|(?:replace|change)[_-]?me|<[^>]*>|\*\*\*|\.\.\.|…"
 )
+# A value made only of these words (and digits, separators) stands in for a secret in tests and docs:
+# `secret-key`, `supersecret123`, `password-value`, `my-test-token`.
+_STAND_IN_WORDS = frozenset(
+    {
+        "secret", "secrets", "password", "passwd", "pass", "pwd", "token", "key", "api", "apikey", "value",
+        "my", "super", "another", "test", "testing", "dummy", "fake", "sample", "example", "foo", "bar",
+        "baz", "demo", "changeme", "default", "some", "the", "access", "auth", "private", "client", "user",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[a-z]+")
 _NOT_LITERAL_START = ("$", "{", "<", "%", "[REDACTED", "os.", "process.env", "env(", "getenv", "#{", "@")
 _MASKED = re.compile(r"[*xX.•_#?0-]+")  # "****", "xxxx", "...": masked already
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -136,7 +147,13 @@ def _placeholder(value: str) -> bool:
         or _MASKED.fullmatch(value) is not None
         or _PLACEHOLDER_PARTS.search(value) is not None
         or _YAML_TAG.fullmatch(value) is not None
+        or _stand_in(value)
     )
+
+
+def _stand_in(value: str) -> bool:
+    words = _WORD.findall(value[:_JUDGED].lower())
+    return bool(words) and all(word in _STAND_IN_WORDS for word in words)
 
 
 def _randomish(value: str) -> bool:
@@ -183,7 +200,8 @@ _KEY_TAIL = re.compile(r"[A-Za-z0-9_-]{0,64}")
 # Keys ending in `key` that name no secret: `primary_key = "id"`, `sortKey`, `public_key`, `cache-key`.
 _KEY_NOT_SECRET = re.compile(
     r"(?:primary|foreign|sort|partition|hash|range|cache|public|pub|unique|index|lookup|dict|map|group|row"
-    r"|column|object|routing|idempotency|composite|natural|surrogate|sharding|shard|ssh|gpg|pgp|kms|key)[_-]?$"
+    r"|column|object|routing|idempotency|composite|natural|surrogate|sharding|shard|ssh|gpg|pgp|kms|license"
+    r"|key)[_-]?$"
 )
 
 
@@ -230,6 +248,14 @@ def _assignment(kind: str) -> _Accept:
     return accept
 
 
+# A provider token with these in it is a documentation or test stand-in: `ghp_xxxx…`, `AIzaSy…EXAMPLE`.
+_MASKED_TOKEN = re.compile(r"(?i:xxxx|placeholder|your[_-])|\.\.\.|…|EXAMPLE")
+
+
+def _unmasked(value: str, text: str, match: re.Match[str]) -> bool:
+    return _MASKED_TOKEN.search(value) is None
+
+
 def _not_placeholder(value: str, text: str, match: re.Match[str]) -> bool:
     return not _placeholder(value.strip(_QUOTES))
 
@@ -240,11 +266,22 @@ def _machine_token(value: str, text: str, match: re.Match[str]) -> bool:
 
 def _random(value: str, text: str, match: re.Match[str]) -> bool:
     """Provider formats whose prefix is short or common: the rest must look random, not like a word."""
-    return not _placeholder(value) and _entropy(value) >= 3.0
+    return _unmasked(value, text, match) and not _placeholder(value) and _entropy(value) >= 3.0
 
 
 def _random_with_digit(value: str, text: str, match: re.Match[str]) -> bool:
     return _DIGIT.search(value) is not None and _random(value, text, match)
+
+
+def _url_password(value: str, text: str, match: re.Match[str]) -> bool:
+    # `postgres://postgres:postgres@`, `amqp://guest:guest@`: a password equal to its user is an image's
+    # documented default, not a secret.
+    return value != match.group(1) and not _placeholder(value)
+
+
+def _has_key_body(value: str, text: str, match: re.Match[str]) -> bool:
+    """A BEGIN line followed by `...` (documentation, a test's stand-in) holds no key."""
+    return re.search(r"[A-Za-z0-9+/]{16}", value[value.find("-----", 5) + 5 :]) is not None
 
 
 def _b64decode(value: str) -> bytes | None:
@@ -329,13 +366,14 @@ _RULES: tuple[_Rule, ...] = (
         "private key block",
         _PEM_BEGIN + "(?:" + _PEM_TO_END + "|" + _PEM_BODY + ")",
         ("private key",),
+        accept=_has_key_body,
     ),
     _token("age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     # ---- cloud providers
     _token(  # gitleaks: aws-access-token; AWS's documented AKIAIOSFODNN7EXAMPLE is a placeholder
         "AWS access key",
         r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
-        accept=_not_placeholder,
+        accept=_random,  # and AKIA6666666666666666 is a test's stand-in
     ),
     _context(  # 40 base64 characters after a secret-access-key name (detect-secrets: AWSKeyDetector)
         "AWS secret key",
@@ -486,10 +524,10 @@ _RULES: tuple[_Rule, ...] = (
     # ---- connection strings: postgres, mysql, mongodb(+srv), redis (`redis://:pw@host`), amqp, http(s)…
     _Rule(
         "credentials in URL",
-        r"://[^\s:/@'\"<>]{0,256}:([^\s/'\"<>]{3,256})@(?=[\w\[])",
+        r"://([^\s:/@'\"<>]{0,256}):([^\s/'\"<>]{3,256})@(?=[\w\[])",
         ("://",),
-        group=1,
-        accept=_not_placeholder,
+        group=2,
+        accept=_url_password,
     ),
     # ---- HTTP authorization and command lines
     _token("JWT", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -527,7 +565,7 @@ _RULES: tuple[_Rule, ...] = (
     _context(
         "credentials on command line",  # --password=…, --token …, sshpass -p …
         r"(?:--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token"
-        r"|access-token)(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]*)[\"']?([^\s\"'-][^\s\"']{2,})",
+        r"|access-token)(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]*)[\"']?([^\s\"'-][^\s\"']{5,})",
         accept=_not_placeholder,
         bounded=True,
     ),
