@@ -87,6 +87,7 @@ REVIEWED_OVER_400 = {
     "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
     "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
     "tether.adapters.install.tomlconf": "Codex's TOML edited in place (tomlkit would replace it: issue 12)",
+    "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
     "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
 }
 # A module's tests live in `tests/test_<name>.py` for one of its dotted name's tails (`test_map.py` or
@@ -97,6 +98,7 @@ TESTED_IN = {
     "tether.errors": "test_cli.py",
     "tether.model.display": "test_display.py",
     "tether.model.prompt": "test_text.py",
+    "tether.model.secret_values": "test_secrets.py",
     "tether.store.base": "test_store_contract.py",
     "tether.store.memory": "test_store_contract.py",
     "tether.store.sqlite.errors": "test_sqlite_store.py",

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,8 +15,10 @@ from typing import Any
 import pytest
 
 from conftest import append, assistant, text, tool, user
+from secret_samples import CREDENTIALS, URLSAFE, fake, pem_body
 from tether.intake.distill import DistillError, distill_session, parse_facts
 from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
+from tether.intake.transcript import USER_MAX
 from tether.model.memory import Memory, content_hash
 
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
@@ -246,6 +251,125 @@ def test_secrets_are_redacted_or_dropped(llm: FakeLLM, session: Path, tmp_path: 
     dropped = run(session, tmp_path, anthropic(llm), store, on_secret="drop")
     assert dropped.written == [] and "credential" in dropped.dropped[0][1]
     assert len(store.memories) == 1
+
+
+def anthropic_text(value: str) -> Reply:
+    return Reply(body={"id": "msg_1", "type": "message", "role": "assistant", "content": [text(value)]})
+
+
+def test_no_redacted_secret_reaches_the_model_the_log_or_a_note(
+    llm: FakeLLM, repo: Path, home: Path, tether: Callable[..., Any]
+) -> None:
+    """DESIGN §8 end to end: the worker as the session-end hook starts it, output to distill.log."""
+    chosen = [c for c in CREDENTIALS if c.format in LEAKY_FORMATS]
+    assert len(chosen) == len(LEAKY_FORMATS)
+    ghp, slack = (
+        next(c.secret for c in CREDENTIALS if c.format == f)
+        for f in ("GitHub classic PAT", "Slack bot token")
+    )
+    pem = pem_body("distill-key", 400)
+    bearer = fake("distill-bearer", 48, URLSAFE)
+    transcript = repo.parent / "s1.jsonl"
+    append(
+        transcript,
+        *(user(c.text, cwd=str(repo)) for c in chosen),
+        user(
+            f"here is the deploy key, it has no END line:\n-----BEGIN RSA PRIVATE KEY-----\n{pem}",
+            cwd=str(repo),
+        ),
+        # Tokens where a length cap cuts the text (a prompt's head, a command's 200 characters, a tool error's
+        # 300): the caps must not leave the first 12 characters of one behind.
+        user(
+            "x" * (USER_MAX * 2 // 3 - 21) + f" {ghp} and the rest of a long prompt " + "y" * USER_MAX,
+            cwd=str(repo),
+        ),
+        assistant(
+            tool("Bash", command="echo " + "z" * 148 + f' && curl -H "Authorization: Bearer {bearer}" api')
+        ),
+        {
+            "type": "user",
+            "cwd": str(repo),
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "is_error": True, "content": "w" * 277 + f" bad token {slack}"}
+                ],
+            },
+        },
+    )
+    secrets = [c.secret for c in chosen] + [*pem.splitlines()[:-1], bearer, ghp, slack]
+    llm.facts(
+        [
+            {"summary": f"CI pushes with {ghp}", "category": "gotcha"},
+            {"summary": f"Slack bot posts as {slack}", "category": "context"},  # dropped, and printed
+            {
+                "summary": "Staging database login",
+                "details": f"password: {chosen[0].secret}",
+                "category": "pref",
+            },
+        ]
+    )
+    tether("config", "distill.base_url", llm.url)
+    tether("config", "distill.model", "claude-test")
+    logs = repo / ".tether" / "logs"
+    env = {**os.environ, "TETHER_HOME": str(home), "ANTHROPIC_API_KEY": "test-key"}
+    env.pop("TETHER_DISTILL_PROVIDER", None)
+    env.pop("TETHER_DISTILL_MODEL", None)
+
+    def worker() -> int:
+        # What tether.detach.spawn_detached does for the session-end hook: output appended to distill.log.
+        logs.mkdir(parents=True, exist_ok=True)
+        with (logs / "distill.log").open("ab") as out:
+            argv = [
+                sys.executable,
+                "-m",
+                "tether",
+                "distill",
+                "--transcript",
+                str(transcript),
+                "--session",
+                "s1",
+            ]
+            return subprocess.run(
+                argv, cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=120
+            ).returncode
+
+    assert worker() == 0
+    # A second run whose reply is no JSON but quotes a credential: the error message is logged too.
+    append(transcript, user("one more thing", cwd=str(repo)))
+    llm.replies.append(anthropic_text(f"I cannot do that with {ghp} in the session"))
+    assert worker() == 1
+
+    digest = json.dumps([request["body"] for request in llm.requests])
+    log = "".join(path.read_text(encoding="utf-8") for path in logs.glob("*.log"))
+    notes = "".join(path.read_text(encoding="utf-8") for path in (repo / ".tether" / "memories").glob("*.md"))
+    assert "[REDACTED:" in digest and "[REDACTED:" in log and "[REDACTED:" in notes  # the paths were taken
+    assert "category 'context' is not allowed" in log and "holds no JSON" in log
+    for secret in secrets:
+        for where, haystack in (("digest", digest), ("log", log), ("notes", notes)):
+            assert secret not in haystack, f"{secret[:12]}… in the {where}"
+            assert secret[:12] not in haystack, f"the start of {secret[:12]}… in the {where}"
+
+
+# One of each family of rule: provider prefixes, cloud context rules, connection strings, headers, assignments.
+LEAKY_FORMATS = (
+    "YAML password",
+    "AWS access key id",
+    "AWS secret access key",
+    "Azure storage connection string",
+    "OpenAI project key",
+    "Anthropic API key",
+    "Stripe live secret key",
+    "Slack webhook",
+    "Discord bot token",
+    "Telegram bot token",
+    "PostgreSQL URL",
+    "Redis URL with password only",
+    "Basic auth header",
+    "JWT in a cookie",
+    "netrc password",
+    "password with a comma in it",
+)
 
 
 def test_categories_are_allow_listed(llm: FakeLLM, session: Path, tmp_path: Path) -> None:

@@ -171,7 +171,7 @@ def test_claude_memory_notes_map_type_to_category(tmp_path: Path) -> None:
 def test_claude_memory_skips_unusable_notes_and_says_why(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     note(memory, "empty.md", "---\nname:\ntype: user\n---\n\n")
-    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    key = "AKIA" + "Q3EGRWJ5XN2PZT7H"  # not AWS's documented EXAMPLE key, which is no secret
     note(memory, "aws.md", f"---\nname: aws\ndescription: AWS creds\ntype: reference\n---\nkey {key}\n")
     note(memory, "plain.md", "# Build\n\nRun `make` before pushing.\n")
     logged: list[str] = []

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 TOOLS = ("memory_search", "memory_get", "memory_add", "memory_remove", "memory_links", "memory_pin")
 # Built from parts so this file does not itself look like it leaks a credential.
-AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_KEY = "AKIA" + "Q3EGRWJ5XN2PZT7H"  # not AWS's documented EXAMPLE key, which is no secret
 
 
 @pytest.fixture

@@ -364,7 +364,7 @@ def test_edit_writes_the_note_the_cli_would_and_shows_what_changed(ui: UI) -> No
 def test_edit_refuses_what_the_cli_refuses_and_keeps_the_form(ui: UI) -> None:
     mid = add(ui, "Upload retries three times", files=[UPLOAD])
     before = snapshot(ui.repo)
-    secret = "aws key AKIAIOSFODNN7EXAMPLE in the deploy script"
+    secret = "aws key AKIAZ7Q3VJ5KXN2WP4RM in the deploy script"
     base = {
         "summary": "Upload retries three times",
         "category": "context",

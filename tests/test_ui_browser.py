@@ -278,7 +278,7 @@ def test_a_secret_is_refused_as_the_cli_refuses_it(server: Server, page: tuple[A
     mid = server.add("Deploy credentials live in the vault", files=["docs/deploy.md"])
     before = server.note(mid).read_bytes()  # type: ignore[union-attr]
     tab.goto(f"{server.base}/m/{mid}/edit")
-    tab.fill('textarea[name="details"]', "the key is AKIAIOSFODNN7EXAMPLE")
+    tab.fill('textarea[name="details"]', "the key is AKIAZ7Q3VJ5KXN2WP4RM")
     tab.click('button:has-text("Save")')
     tab.wait_for_selector("#form-error")
     assert "looks like a credential" in tab.inner_text("#form-error")

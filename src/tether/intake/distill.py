@@ -150,6 +150,8 @@ def distill_session(
             _save_offset(state_file, transcript, chunk.end)
             return report
         base = root if root is not None else Path(chunk.cwd) if chunk.cwd else None
+        # Event texts are redacted as they are read (before any is cut to size); the digest is redacted
+        # again as a whole, for what only the rendering put together.
         digest = redact(build_digest(chunk.events, max_chars=max_chars, root=str(base) if base else None))
         system = _SYSTEM.format(
             limit=MAX_FACTS,
@@ -189,14 +191,14 @@ def parse_facts(reply: str) -> list[dict[str, Any]]:
     text = _THINK.sub("", reply).strip()
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
-        raise DistillError(f"the model's reply holds no JSON: {excerpt(reply)}")
+        raise DistillError(f"the model's reply holds no JSON: {_excerpt(reply)}")
     try:
         data, _ = json.JSONDecoder().raw_decode(text[min(starts) :])
     except json.JSONDecodeError as exc:
-        raise DistillError(f"the model's reply is not valid JSON ({exc.msg}): {excerpt(reply)}") from None
+        raise DistillError(f"the model's reply is not valid JSON ({exc.msg}): {_excerpt(reply)}") from None
     facts = data.get("facts", data.get("memories")) if isinstance(data, dict) else data
     if not isinstance(facts, list):
-        raise DistillError(f'the model\'s reply has no "facts" list: {excerpt(reply)}')
+        raise DistillError(f'the model\'s reply has no "facts" list: {_excerpt(reply)}')
     return [fact for fact in facts if isinstance(fact, dict)]
 
 
@@ -218,15 +220,15 @@ def _accept(
         summary = one_line(str(fact.get("summary") or ""))
         details = str(fact.get("details") or "").strip()
         if len(accepted) == MAX_FACTS:
-            report.dropped.append((summary, f"over the limit of {MAX_FACTS} facts per session"))
+            _drop(report, summary, f"over the limit of {MAX_FACTS} facts per session")
             continue
         category = str(fact.get("category") or "").strip().lower()
         if category not in categories:
-            report.dropped.append((summary, f"category {category!r} is not allowed"))
+            _drop(report, summary, f"category {category!r} is not allowed")
             continue
         if find_secret(f"{summary}\n{details}"):
             if on_secret == "drop":
-                report.dropped.append((redact(summary), "looks like it contains a credential"))
+                _drop(report, summary, "looks like it contains a credential")
                 continue
             summary, details = redact(summary), redact(details)
             report.redacted += 1
@@ -250,17 +252,23 @@ def _accept(
                 )
             )
         except ValidationError as exc:
-            report.dropped.append((summary, f"invalid: {exc}"))
+            _drop(report, summary, f"invalid: {exc}")
             continue
         if memory.content_hash in hashes or existing(memory.content_hash):
-            report.dropped.append((summary, "duplicate of an existing memory"))
+            _drop(report, summary, "duplicate of an existing memory")
             continue
         if similar(memory.text):
-            report.dropped.append((summary, "near-duplicate of an existing memory"))
+            _drop(report, summary, "near-duplicate of an existing memory")
             continue
         hashes.add(memory.content_hash)
         accepted.append(memory)
     return accepted
+
+
+def _drop(report: DistillReport, summary: str, reason: str) -> None:
+    # Dropped facts are printed (and so logged to .tether/logs/distill.log): redacted like the written ones,
+    # whatever the reason they were dropped for.
+    report.dropped.append((redact(summary), redact(reason)))
 
 
 def _relative_paths(paths: list[str], root: Path | None) -> list[str]:
@@ -289,6 +297,11 @@ def _fact_files(raw: list[object], root: Path | None, touched: set[str]) -> tupl
         if path in touched or (root is not None and (root / path).exists()):
             kept.setdefault(path, None)
     return tuple(kept)
+
+
+def _excerpt(text: str) -> str:
+    """A redacted start of the model's reply, for an error message (which ends up in the distill log)."""
+    return excerpt(redact(text))
 
 
 def _state_name(transcript: Path) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tether.errors import TetherError
+from tether.model.secrets import redact
 from tether.model.text import excerpt
 
 __all__ = [
@@ -193,7 +194,8 @@ def _is_loopback(url: str) -> bool:
 
 
 def _excerpt(value: object) -> str:
-    return excerpt(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    """A redacted start of a reply, for an error message (distill's log keeps it)."""
+    return excerpt(redact(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
 
 
 def _error_message(raw: bytes) -> str:

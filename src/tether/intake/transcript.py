@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tether.model.secrets import redact
 from tether.model.text import one_line
 
 __all__ = ["Event", "TranscriptChunk", "build_digest", "read_transcript"]
@@ -132,12 +133,17 @@ def _take_entry(chunk: TranscriptChunk, entry: dict[str, Any]) -> None:
 
 
 def _event(kind: str, block: dict[str, Any]) -> Event | None:
+    """The event a content block records, its text redacted (DESIGN §8).
+
+    Redacted here, before any text is cut to size: a token cut in half by a length cap no longer looks
+    like a token, and half a token is still half a secret.
+    """
     block_type = block.get("type")
     if block_type == "text" and isinstance(block.get("text"), str):
         text = _clean(block["text"])
         if not text or _OWN_BLOCK in text:
             return None
-        return Event(kind, text)
+        return Event(kind, redact(text))
     if block_type == "tool_use" and kind == "assistant":
         name = str(block.get("name", ""))
         tool_input = block.get("input")
@@ -149,12 +155,12 @@ def _event(kind: str, block: dict[str, Any]) -> Event | None:
                     break
         if isinstance(tool_input, dict) and name in ("Bash", "PowerShell"):
             command = tool_input.get("command")
-            return Event("tool", one_line(str(command or ""))[:200], tool=name)
+            return Event("tool", one_line(redact(str(command or "")))[:200], tool=name)
         return Event("tool", "", tool=name, path=path)
     if block_type == "tool_result" and block.get("is_error"):
         # Failed commands and edits are where gotchas come from; successful output is mostly file text.
         text = _flatten(block.get("content"))
-        return Event("tool_error", one_line(text)[:TOOL_ERROR_MAX]) if text else None
+        return Event("tool_error", one_line(redact(text))[:TOOL_ERROR_MAX]) if text else None
     return None  # thinking, images, successful tool results
 
 
