@@ -36,8 +36,7 @@ from corpus import (
     repo_spec,
     save_corpus,
 )
-
-from tether.rulefiles import is_rule_file, split_rules
+from product import is_rule_file, split_rules
 
 # Commits touching more files than this are sweeping changes (formatting, renames, vendoring), not tasks
 # an agent would be given; DESIGN §3 skips them for co-change for the same reason.
