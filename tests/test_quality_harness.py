@@ -36,6 +36,7 @@ from evaluate import (
     score,
     strongest,
 )
+from judged import agreement, judged_labels
 from online import replay
 from product import attach
 from tether_retriever import TetherRetriever
@@ -372,3 +373,18 @@ def test_paired_differences_pair_tasks_and_bracket_the_mean() -> None:
     assert 0.0 <= low <= 0.5 <= high <= 1.0
     same = paired_differences([result("bm25-porter", [0.5] * 5), result("tether", [0.5] * 5)])
     assert same.splitlines()[-1] == "| tether | prompt+files | 5 | +0.000 [+0.00, +0.00] |"
+
+
+def test_judged_labels_and_their_agreement_with_the_mechanical_ones() -> None:
+    rows = [
+        {"commit": "t1", "rule": "a", "verdict": "needed"},
+        {"commit": "t1", "rule": "b", "verdict": "helpful"},
+        {"commit": "t1", "rule": "c", "verdict": "not relevant"},
+        {"commit": "t2", "rule": "a", "verdict": "not relevant"},
+    ]
+    assert judged_labels(rows, ("needed",)) == {"t1": {"a"}, "t2": set()}
+    assert judged_labels(rows, ("needed", "helpful")) == {"t1": {"a", "b"}, "t2": set()}
+    mechanical = {"t1": {"a", "c"}, "t2": {"a"}}
+    # (both, mechanical positives, judged relevant) over the judged pairs
+    assert agreement(rows, mechanical, ("needed",)) == (1, 3, 1)
+    assert agreement(rows, mechanical, ("needed", "helpful")) == (1, 3, 2)

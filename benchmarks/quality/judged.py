@@ -30,11 +30,14 @@ from evaluate import (
     BASELINES,
     Labels,
     Run,
+    diff_cell,
     evaluate,
     load_labels,
     mean,
     metric,
+    paired,
     score,
+    strongest,
     window_tasks,
 )
 
@@ -46,6 +49,8 @@ POOL_MODE = "prompt+files"
 RANDOM_IN_SCOPE = 2
 DIFF_LINES_PER_FILE = 60
 DIFF_LINES = 300
+DIFF_EXCLUDES = (":(exclude)*.lock", ":(exclude)*lock.json", ":(exclude)*lock.yaml", ":(exclude)*.snap")
+DIFF_EXCLUDES += (":(exclude)**/cassettes/**",)
 
 
 def sample_tasks(corpus: Corpus, labels: Labels, with_positive: int, without: int, seed: int) -> list[str]:
@@ -87,10 +92,11 @@ def build_pool(
 
 
 def diff_text(corpus: Corpus, commit: str) -> str:
-    """The commit's diff, a bounded number of lines per file and in all (lock files left out)."""
+    """The commit's diff, a bounded number of lines per file and in all (recorded output left out)."""
     gdir = Path(corpus.git_dir)
     stat = git(gdir, "show", "--stat=120", "--format=", commit).rstrip()
-    patch = git(gdir, "show", "--format=", "--no-color", "-U2", commit, "--", ".", ":(exclude)*.lock")
+    # Lock files, snapshots and VCR cassettes are recorded output, not the change (as for the labels).
+    patch = git(gdir, "show", "--format=", "--no-color", "-U2", commit, "--", ".", *DIFF_EXCLUDES)
     out: list[str] = []
     per_file = 0
     skipped = 0
@@ -242,10 +248,12 @@ def judged_report(
         "| Recall@3 needed+helpful | top-3 coverage |",
         "|---|---:|---|---:|---|---:|---|---:|",
     ]
+    subs: list[Run] = []
     for run in runs:
         if run.repo != scope or run.mode != POOL_MODE or run.system not in (*baselines, *systems):
             continue
         sub = Run(run.repo, run.system, run.mode, cost=run.cost)
+        subs.append(sub)
         for commit, ranked in zip(run.commits, run.ranked, strict=True):
             if commit in commits:
                 sub.commits.append(commit)
@@ -257,6 +265,19 @@ def judged_report(
             f"| {run.system} | {len(m.recall)} | {metric(m.recall)} | {len(n.recall)} | {metric(n.recall)} | "
             f"{len(u.recall)} | {metric(u.recall)} | {coverage:.0%} |"
         )
+    out += ["", "Against the strongest baseline on each label set (judged tasks, prompt+files, paired):", ""]
+    out += ["| labels | strongest baseline | its Recall@3 | system | system's Recall@3 | difference |"]
+    out += ["|---|---|---|---|---|---|"]
+    for name, labels in (("mechanical", mech), ("judged-needed", needed), ("needed+helpful", useful)):
+        results = [score(r, labels) for r in subs]
+        best = strongest(results, baselines, scope, POOL_MODE)
+        for mine in (r for r in results if r.system in systems):
+            if best is None:
+                continue
+            out.append(
+                f"| {name} | {best.system} | {mean(best.recall):.3f} | {mine.system} | {mean(mine.recall):.3f} | "
+                f"{diff_cell(paired(mine, best))} |"
+            )
     out += [
         "",
         "Agreement of the mechanical labels with the judgments (over the judged pairs):",
