@@ -38,7 +38,7 @@ from evaluate import (
 )
 from judged import agreement, judged_labels
 from online import replay
-from product import attach
+from product import Project, attach
 from tether_retriever import TetherRetriever
 
 
@@ -388,3 +388,11 @@ def test_judged_labels_and_their_agreement_with_the_mechanical_ones() -> None:
     # (both, mechanical positives, judged relevant) over the judged pairs
     assert agreement(rows, mechanical, ("needed",)) == (1, 3, 1)
     assert agreement(rows, mechanical, ("needed", "helpful")) == (1, 3, 2)
+
+
+def test_two_builds_of_a_project_give_the_same_memory_ids(tmp_path: Path) -> None:
+    # Recall breaks score ties by memory id: random ids would make runs differ from build to build.
+    repo, c1 = _rule_repo(tmp_path)
+    corpus = _corpus(repo, c1)
+    first, second = Project.build(corpus), Project.build(corpus)
+    assert [d.memory_id for d in first.docs] == [d.memory_id for d in second.docs]

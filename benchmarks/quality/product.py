@@ -17,8 +17,11 @@ memory is the one of that origin whose content hash is that of `rules.render(uni
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +30,7 @@ from typing import Any
 from corpus import Corpus, Doc
 
 from tether import scoring
+from tether import workspace as workspace_module
 from tether.embed import Embedder
 from tether.hooks.behaviour import FOOTER, HEADER
 from tether.housekeeping import refresh_repo
@@ -104,7 +108,8 @@ class Project:
         clock = Clock(at or _commit_time(root, "HEAD"))
         init_project(root, home)  # `tether init`
         ws = Workspace.open(root, home=home, embedder=embedder, clock=clock)
-        report = sync_rules(ws)  # `tether rules sync`
+        with _repeatable_ids(corpus.repo):
+            report = sync_rules(ws)  # `tether rules sync`
         errors = report.errors
         if errors:
             raise SystemExit(f"{corpus.repo}: tether rules sync failed on {errors}")
@@ -172,6 +177,28 @@ class Project:
     @property
     def budget(self) -> int:
         return int(self.ws.config["recall.budget"])
+
+
+@contextmanager
+def _repeatable_ids(seed: str) -> Iterator[None]:
+    """Memory ids drawn from a seeded sequence instead of at random, for the duration of one sync.
+
+    Recall breaks score ties by memory id, and the product draws ids at random, so two builds of the same
+    project can order tied memories differently and runs would not repeat. The sync adds rules in a fixed
+    order, so numbering them from a seed gives every build the same ids: as arbitrary as random ones,
+    but the same every time. Nothing else about the product changes.
+    """
+    counter = itertools.count()
+    original = workspace_module.new_id
+
+    def seeded() -> str:
+        return hashlib.sha256(f"{seed}:{next(counter)}".encode()).hexdigest()[:8]
+
+    workspace_module.new_id = seeded
+    try:
+        yield
+    finally:
+        workspace_module.new_id = original
 
 
 def _commit_time(root: Path, rev: str) -> datetime:
