@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -169,6 +169,33 @@ class TaskView:
     files: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Doc:
+    """One memory as every system sees it: the text the product made for one or more rule units.
+
+    `id` is the unit hash of its first unit (the id space of the frozen labels); `units` are all the units
+    it stands for (the product keeps one memory for the same rule written twice in one section). Systems
+    rank docs; a label naming any of a doc's units is a label on the doc.
+    """
+
+    id: str
+    units: tuple[str, ...]
+    summary: str  # the one line that is injected
+    details: str
+    refs: tuple[str, ...]  # the memory's file references ("dir/" for a directory); () applies everywhere
+    path: str  # the rule file it came from
+    line: int  # first line of its first unit
+    memory_id: str = ""  # the product's memory id ("" when built without the product)
+
+    @property
+    def text(self) -> str:
+        return f"{self.summary}\n{self.details}".strip()
+
+    def covers(self, path: str) -> bool:
+        """Whether the memory applies to a touched file: a ref names it or a directory above it."""
+        return not self.refs or any(path == r or (r.endswith("/") and path.startswith(r)) for r in self.refs)
+
+
 @dataclass
 class Corpus:
     repo: str
@@ -179,6 +206,9 @@ class Corpus:
     memories: list[MemoryItem]
     tasks: list[Task]
     rule_files: dict[str, int]  # rule file path -> its size in characters at C1 (for native loading)
+    # The memories the product made of the rule units (`product.attach`), in rule-file order; until then
+    # `docs_of` derives one per unit from the corpus text.
+    docs: list[Doc] = field(default_factory=list)
 
     def checkout_at_c1(self, dest: Path) -> Path:
         """Materialize the repository at C1 in `dest` with only history up to C1 reachable.
@@ -240,3 +270,69 @@ def load_corpus(repo: str) -> Corpus:
 
 def labels_path(repo: str) -> Path:
     return LABELS_DIR / f"{repo}.json"
+
+
+def docs_of(corpus: Corpus) -> list[Doc]:
+    """The product's memories when attached, else one doc per rule unit (summary and text from the corpus)."""
+    if corpus.docs:
+        return corpus.docs
+    return [
+        Doc(m.id, (m.id,), m.summary, m.text, (m.scope,) if m.scope else (), m.path, m.line)
+        for m in corpus.memories
+    ]
+
+
+def commit_times(gdir: Path, commits: list[str]) -> dict[str, int]:
+    """Committer time (unix seconds) of each commit, from the mirror."""
+    out: dict[str, int] = {}
+    for start in range(0, len(commits), 500):
+        chunk = commits[start : start + 500]
+        text = git(gdir, "show", "-s", "--format=%H %ct", *chunk)
+        for row in text.splitlines():
+            sha, _, when = row.partition(" ")
+            if when:
+                out[sha] = int(when)
+    return out
+
+
+def unit_times(corpus: Corpus) -> dict[str, int]:
+    """When each rule unit last changed before C1: the newest commit time among its lines (`git blame`).
+
+    Cached in `data/<repo>/unit_times.json` (derived data, like the corpus). Used by the recent-3 baseline.
+    """
+    cache = DATA_DIR / corpus.repo / "unit_times.json"
+    if cache.exists():
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("c1") == corpus.c1:
+            return dict(cached["times"])
+    gdir = Path(corpus.git_dir)
+    by_path: dict[str, list[MemoryItem]] = {}
+    for m in corpus.memories:
+        by_path.setdefault(m.path, []).append(m)
+    times: dict[str, int] = {}
+    for path, items in by_path.items():
+        line_time = _blame_times(gdir, corpus.c1, path)
+        for m in items:
+            times[m.id] = max((line_time.get(n, 0) for n in range(m.line, m.end_line + 1)), default=0)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"c1": corpus.c1, "times": times}), encoding="utf-8")
+    return times
+
+
+def _blame_times(gdir: Path, rev: str, path: str) -> dict[int, int]:
+    """Line number (1-based, in `rev`) -> committer time of the commit that last changed that line."""
+    text = git(gdir, "blame", "--porcelain", rev, "--", path)
+    when: dict[str, int] = {}
+    out: dict[int, int] = {}
+    current = ""
+    final = 0
+    for row in text.splitlines():
+        if row.startswith("\t"):
+            out[final] = when.get(current, 0)
+            continue
+        parts = row.split(" ")
+        if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
+            current, final = parts[0], int(parts[2])
+        elif parts[0] == "committer-time" and len(parts) == 2:
+            when[current] = int(parts[1])
+    return out

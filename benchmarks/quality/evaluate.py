@@ -1,12 +1,13 @@
-"""Score retrievers on the recall-quality corpus against the frozen labels.
+"""Score retrievers on the recall-quality corpus: the baselines, the runs, and the metrics over any labels.
 
 A retriever gets each task's query (mode "prompt") or query and touched files (mode "prompt+files") and
-returns memory ids, best first. Only its first three count for Recall@3 / Precision@3 and for the tokens it
-would inject (DESIGN §5: top 3, one-line summaries); MRR uses its whole list. Tasks without any relevant
-rule are left out of the quality metrics; on them we count how many memories a system would still inject
-(an empty block is the right answer there).
-
-tether's own retriever plugs in through `Retriever` (see `run.py --retriever module:factory`).
+returns doc ids (the product's memories, `corpus.docs_of`), best first. Every system ranks the same memory
+texts: the ones `tether rules sync` made (`product.attach`). A run keeps each task's ranked list (its first
+`RANK_DEPTH`), so the metrics can be taken against the mechanical labels, the hand-judged ones, or at a token
+budget, without running anything again. Only the first three count for Recall@3 / Precision@3 and for the
+tokens injected (DESIGN §5: top 3, one-line summaries); MRR uses the ranked list. Tasks without any
+relevant rule are left out of the quality metrics; on them we count how many memories a system would
+still inject (an empty block is the right answer there).
 """
 
 from __future__ import annotations
@@ -17,24 +18,29 @@ import random
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from corpus import Corpus, MemoryItem, TaskView, labels_path
-
-from tether.intake.rulefiles import rule_scope
+from corpus import Corpus, Doc, TaskView, docs_of, labels_path, unit_times
+from product import rule_scope
 
 MODES = ("prompt", "prompt+files")
 TOP_K = 3
+RANK_DEPTH = 50  # ranked items kept per task: MRR and the budget view look this deep
 BOOTSTRAP_SAMPLES = 1000
+BUDGETS = (100, 250, 500, 1000)  # tokens, for the recall-at-equal-budget view
+# What one injected memory costs besides its summary: the line tether's prompt hook writes is
+# `- [pref] 1a2b3c4d — <summary>`; receipts are left out so that systems are compared on what they choose.
+LINE_OVERHEAD_CHARS = len("- [pref] 1a2b3c4d — ")
+CHARS_PER_TOKEN = 4
 
 
 class Retriever(Protocol):
     """What the evaluation asks of a recall system.
 
-    `prepare` sees the memories (rule units at C1) and may build indexes; `corpus.checkout_at_c1(dir)`
-    gives it the repository at C1 with no later history, for a repo map or co-change. `retrieve` must not
+    `prepare` sees the corpus (its memories: `corpus.docs_of`) and may build indexes;
+    `corpus.checkout_at_c1(dir)` gives it the repository at C1 with no later history. `retrieve` must not
     look at anything but the task view it is given.
     """
 
@@ -49,7 +55,7 @@ class Retriever(Protocol):
 
 
 class RandomRetriever:
-    """Three memories drawn at random (seeded per task, so runs repeat)."""
+    """Memories in a random order (seeded per task, so runs repeat); its first three are `random-3`."""
 
     name = "random-3"
 
@@ -58,11 +64,34 @@ class RandomRetriever:
         self.ids: list[str] = []
 
     def prepare(self, corpus: Corpus) -> None:
-        self.ids = [m.id for m in corpus.memories]
+        self.ids = [d.id for d in docs_of(corpus)]
 
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
         rng = random.Random(f"{self.seed}:{task.query}:{mode}")
-        return rng.sample(self.ids, min(TOP_K, len(self.ids)))
+        return rng.sample(self.ids, min(RANK_DEPTH, len(self.ids)))
+
+
+class RecentRetriever:
+    """The most recently added or changed memories first, the same list for every task.
+
+    A memory's time is the newest commit (up to C1) among its rule's lines (`git blame`), so one edited line
+    does not make every rule of its file "recent"; ties keep rule-file order (path, then line).
+    """
+
+    name = "recent-3"
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def prepare(self, corpus: Corpus) -> None:
+        docs = docs_of(corpus)
+        times = unit_times(corpus) if corpus.git_dir else {}
+        order = {d.id: i for i, d in enumerate(docs)}
+        newest = {d.id: max(times.get(u, 0) for u in d.units) for d in docs}
+        self.ids = sorted(order, key=lambda i: (-newest[i], order[i]))
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        return self.ids[:RANK_DEPTH]
 
 
 _WORD_RE = re.compile(r"[A-Za-z0-9_]{2,}")
@@ -84,27 +113,77 @@ def path_words(files: Sequence[str]) -> str:
 
 
 class BM25Retriever:
-    """SQLite FTS5 bm25 over the rule text, in its own in-memory database. No scope, no files beyond words."""
+    """SQLite FTS5 bm25 over the memories' text (summary and details), in its own in-memory database.
 
-    name = "bm25"
+    `tokenizer` is `porter unicode61` (stemmed: `retries` finds `retry`) or `unicode61` (the first
+    baseline's, unstemmed). In prompt+files mode the words of the touched paths join the query.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "bm25-porter", tokenizer: str = "porter unicode61") -> None:
+        self.name = name
+        self.tokenizer = tokenizer
         self.db = sqlite3.connect(":memory:")
 
     def prepare(self, corpus: Corpus) -> None:
-        self.db.execute("DROP TABLE IF EXISTS units")
-        self.db.execute("CREATE VIRTUAL TABLE units USING fts5(id UNINDEXED, body, tokenize='unicode61')")
-        self.db.executemany("INSERT INTO units VALUES (?, ?)", [(m.id, m.text) for m in corpus.memories])
+        self.db.execute("DROP TABLE IF EXISTS docs")
+        self.db.execute(
+            f"CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, body, tokenize='{self.tokenizer}')"
+        )
+        self.db.executemany("INSERT INTO docs VALUES (?, ?)", [(d.id, d.text) for d in docs_of(corpus)])
 
-    def retrieve(self, task: TaskView, mode: str) -> list[str]:
-        text = task.query if mode == "prompt" else f"{task.query} {path_words(task.files)}"
+    def search(self, text: str, limit: int = RANK_DEPTH) -> list[str]:
         query = fts_query(text)
         if not query:
             return []
         rows = self.db.execute(
-            "SELECT id FROM units WHERE units MATCH ? ORDER BY bm25(units) LIMIT 20", (query,)
+            "SELECT id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?", (query, limit)
         ).fetchall()
         return [r[0] for r in rows]
+
+    def query_text(self, task: TaskView, mode: str) -> str:
+        return task.query if mode == "prompt" else f"{task.query} {path_words(task.files)}"
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        return self.search(self.query_text(task, mode))
+
+
+class ScopeBM25Retriever(BM25Retriever):
+    """Porter bm25 where the memories that apply to a touched file come first (scope-aware BM25).
+
+    A memory applies when one of its file references is a touched file or a directory above one; a memory
+    without references (a root rule) applies everywhere. In prompt+files mode the applicable memories come
+    first, in bm25 order, then those of them the query does not match at all (rule-file order), then the
+    other matches in bm25 order. `only_in_scope` drops the others (BM25 restricted to the memories on the
+    touched files); with nothing touched (prompt mode) that leaves the memories that apply everywhere,
+    as an agent loads only root rule files then. Without `only_in_scope`, prompt mode is plain porter bm25.
+    """
+
+    def __init__(self, name: str = "scope-bm25", only_in_scope: bool = False, with_path_words: bool = True):
+        super().__init__(name, "porter unicode61")
+        self.only_in_scope = only_in_scope
+        self.with_path_words = with_path_words
+        self.docs: list[Doc] = []
+
+    def prepare(self, corpus: Corpus) -> None:
+        super().prepare(corpus)
+        self.docs = docs_of(corpus)
+
+    def query_text(self, task: TaskView, mode: str) -> str:
+        return super().query_text(task, mode) if self.with_path_words else task.query
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        files = task.files if mode == "prompt+files" else ()
+        if not files and not self.only_in_scope:
+            return self.search(task.query)
+        applies = [d.id for d in self.docs if (any(d.covers(f) for f in files) if files else not d.refs)]
+        inside = set(applies)
+        matched = self.search(self.query_text(task, mode), limit=len(self.docs))
+        first = [i for i in matched if i in inside]
+        seen = set(first)
+        ranked = first + [i for i in applies if i not in seen]
+        if not self.only_in_scope:
+            ranked += [i for i in matched if i not in inside]
+        return ranked[:RANK_DEPTH]
 
 
 def ancestor_scopes(files: Sequence[str]) -> set[str]:
@@ -136,41 +215,157 @@ class NativeScopeRetriever:
 
     def __init__(self) -> None:
         self.corpus: Corpus | None = None
-        self.by_file: dict[str, list[MemoryItem]] = {}
+        self.by_file: dict[str, list[Doc]] = {}
 
     def prepare(self, corpus: Corpus) -> None:
         self.corpus = corpus
         self.by_file = {}
-        for m in corpus.memories:
-            self.by_file.setdefault(m.path, []).append(m)
+        for d in docs_of(corpus):
+            self.by_file.setdefault(d.path, []).append(d)
 
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
         assert self.corpus is not None
         files = task.files if mode == "prompt+files" else ()
-        return [m.id for p in native_files(self.corpus, files) for m in self.by_file.get(p, [])]
+        return [d.id for p in native_files(self.corpus, files) for d in self.by_file.get(p, [])]
 
     def tokens(self, task: TaskView, mode: str) -> float:
         assert self.corpus is not None
         files = task.files if mode == "prompt+files" else ()
-        return sum(self.corpus.rule_files[p] for p in native_files(self.corpus, files)) / 4
+        return sum(self.corpus.rule_files[p] for p in native_files(self.corpus, files)) / CHARS_PER_TOKEN
 
 
 BASELINES: dict[str, Callable[[], Retriever]] = {
+    "bm25-unstemmed": lambda: BM25Retriever("bm25-unstemmed", "unicode61"),
+    "bm25-porter": BM25Retriever,
+    "scope-bm25": ScopeBM25Retriever,
+    "in-scope-bm25": lambda: ScopeBM25Retriever("in-scope-bm25", only_in_scope=True),
     "random-3": RandomRetriever,
-    "bm25": BM25Retriever,
+    "recent-3": RecentRetriever,
     "native-scope": NativeScopeRetriever,
 }
 
 
-# --- scoring ------------------------------------------------------------------------------------------
+# --- runs and labels ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """One system in one mode over one repository's window: what it returned for each task."""
+
+    repo: str
+    system: str
+    mode: str
+    commits: list[str] = field(default_factory=list)
+    ranked: list[list[str]] = field(default_factory=list)  # first RANK_DEPTH ids per task
+    tokens: list[float] = field(default_factory=list)  # what it injects per task
+    added: list[dict[str, float]] = field(default_factory=list)  # tether: header+footer / lines split
+    native_tokens: list[float] = field(default_factory=list)  # what the agent loads by itself per task
+    latency_ms: list[float] = field(default_factory=list)
+    cost: dict[str, float] = field(default_factory=dict)  # doc id -> tokens of its injected line
+
+
+Labels = dict[str, set[str]]  # commit -> relevant doc ids
+
+
+def load_labels(corpus: Corpus, window: str) -> Labels:
+    """Relevant docs per task of `window`, from the frozen labels; checks they fit this corpus.
+
+    A label names a rule unit; it becomes the doc (product memory) standing for that unit. A unit the
+    product did not store (a skipped rule) keeps its own id, which no system can return: a miss for all.
+    """
+    doc = json.loads(labels_path(corpus.repo).read_text(encoding="utf-8"))
+    if doc["c1"] != corpus.c1 or doc["c2"] != corpus.c2:
+        raise SystemExit(
+            f"{corpus.repo}: corpus cut-offs differ from the frozen labels; rebuild with build.py"
+        )
+    unit_ids = {m.id for m in corpus.memories}
+    to_doc = {u: d.id for d in docs_of(corpus) for u in d.units}
+    out: Labels = {}
+    for task in doc["tasks"]:
+        rel = {r[2] for r in task["relevant"]}
+        if rel - unit_ids:
+            raise SystemExit(f"{corpus.repo}: labels name rule units missing from the corpus; rebuild it")
+        if task["split"] == window:
+            out[task["commit"]] = {to_doc.get(u, u) for u in rel}
+    return out
+
+
+def window_tasks(corpus: Corpus, window: str) -> list[str]:
+    doc = json.loads(labels_path(corpus.repo).read_text(encoding="utf-8"))
+    split = {t["commit"]: t["split"] for t in doc["tasks"]}
+    return [t.commit for t in corpus.tasks if split.get(t.commit) == window]
+
+
+def line_cost(doc: Doc) -> float:
+    return (len(doc.summary) + LINE_OVERHEAD_CHARS) / CHARS_PER_TOKEN
+
+
+def evaluate(
+    corpus: Corpus,
+    retriever: Retriever,
+    window: str,
+    modes: Sequence[str] = MODES,
+    only: set[str] | None = None,
+) -> list[Run]:
+    """Run `retriever` on every task of `window` (or only the commits in `only`), in each mode."""
+    commits = set(window_tasks(corpus, window))
+    docs = docs_of(corpus)
+    summaries = {d.id: d.summary for d in docs}
+    cost = {d.id: line_cost(d) for d in docs}
+    native = NativeScopeRetriever()
+    native.prepare(corpus)
+    retriever.prepare(corpus)
+    runs = []
+    for mode in modes:
+        run = Run(corpus.repo, retriever.name, mode, cost=cost)
+        for task in corpus.tasks:
+            if task.commit not in commits or (only is not None and task.commit not in only):
+                continue
+            view = TaskView(query=task.query, files=task.files if mode == "prompt+files" else ())
+            start = time.perf_counter()
+            ranked = list(dict.fromkeys(retriever.retrieve(view, mode)))[:RANK_DEPTH]
+            run.latency_ms.append((time.perf_counter() - start) * 1000)
+            run.commits.append(task.commit)
+            run.ranked.append(ranked)
+            # A retriever that knows what it really injects (header, receipts, whole files) says so.
+            tokens = getattr(retriever, "tokens", None)
+            if tokens is not None:
+                run.tokens.append(tokens(view, mode))
+            else:
+                run.tokens.append(sum(len(summaries.get(i, "")) for i in ranked[:TOP_K]) / CHARS_PER_TOKEN)
+            parts = getattr(retriever, "token_parts", None)
+            if parts is not None:
+                run.added.append(parts())
+            run.native_tokens.append(native.tokens(TaskView(task.query, task.files), "prompt+files"))
+        runs.append(run)
+    return runs
+
+
+def pooled(runs: Sequence[Run]) -> list[Run]:
+    """One run per system and mode over every repository's tasks together (repository order kept)."""
+    out: dict[tuple[str, str], Run] = {}
+    for r in runs:
+        if r.repo == "all":
+            continue
+        p = out.setdefault((r.system, r.mode), Run("all", r.system, r.mode))
+        for name in ("commits", "ranked", "tokens", "added", "native_tokens", "latency_ms"):
+            getattr(p, name).extend(getattr(r, name))
+        p.cost.update(r.cost)
+    return list(out.values())
+
+
+# --- metrics ------------------------------------------------------------------------------------------
 
 
 @dataclass
 class Result:
+    """Metrics of one run against one set of labels; per-task lists are keyed by `commits` for pairing."""
+
     repo: str
     system: str
     mode: str
-    recall: list[float] = field(default_factory=list)  # per task with positives
+    commits: list[str] = field(default_factory=list)  # tasks with at least one relevant doc
+    recall: list[float] = field(default_factory=list)
     precision: list[float] = field(default_factory=list)
     rr: list[float] = field(default_factory=list)
     tokens: list[float] = field(default_factory=list)  # per task (all tasks)
@@ -179,58 +374,41 @@ class Result:
     injected_on_negatives: list[int] = field(default_factory=list)
 
 
-def load_labels(corpus: Corpus) -> dict[str, tuple[str, set[str]]]:
-    """commit -> (split, relevant memory ids), from the frozen labels; checks they fit this corpus."""
-    doc = json.loads(labels_path(corpus.repo).read_text(encoding="utf-8"))
-    if doc["c1"] != corpus.c1 or doc["c2"] != corpus.c2:
-        raise SystemExit(
-            f"{corpus.repo}: corpus cut-offs differ from the frozen labels; rebuild with build.py"
-        )
-    ids = {m.id for m in corpus.memories}
-    out = {}
-    for task in doc["tasks"]:
-        rel = {r[2] for r in task["relevant"]}
-        if rel - ids:
-            raise SystemExit(f"{corpus.repo}: labels name rule units missing from the corpus; rebuild it")
-        out[task["commit"]] = (task["split"], rel)
+def score(run: Run, labels: Labels, top: int = TOP_K) -> Result:
+    res = Result(run.repo, run.system, run.mode)
+    res.tokens, res.native_tokens, res.latency_ms = run.tokens, run.native_tokens, run.latency_ms
+    for commit, ranked in zip(run.commits, run.ranked, strict=True):
+        relevant = labels.get(commit, set())
+        head = ranked[:top]
+        if not relevant:
+            res.injected_on_negatives.append(len(head))
+            continue
+        hits = len(set(head) & relevant)
+        res.commits.append(commit)
+        res.recall.append(hits / len(relevant))
+        res.precision.append(hits / top)
+        rank = next((i for i, mid in enumerate(ranked, 1) if mid in relevant), None)
+        res.rr.append(1 / rank if rank else 0.0)
+    return res
+
+
+def budget_recall(run: Run, labels: Labels, budget: float) -> list[float]:
+    """Recall per task (with positives) when the system injects the longest head of its ranking that fits
+    `budget` tokens. A head, not a knapsack: a larger budget never shows less, so the curve is monotone."""
+    out = []
+    for commit, ranked in zip(run.commits, run.ranked, strict=True):
+        relevant = labels.get(commit, set())
+        if not relevant:
+            continue
+        used = 0.0
+        shown = set()
+        for mid in ranked:
+            used += run.cost.get(mid, 0.0)
+            if used > budget:
+                break
+            shown.add(mid)
+        out.append(len(shown & relevant) / len(relevant))
     return out
-
-
-def evaluate(corpus: Corpus, retriever: Retriever, window: str) -> list[Result]:
-    labels = load_labels(corpus)
-    summaries = {m.id: m.summary for m in corpus.memories}
-    native = NativeScopeRetriever()
-    native.prepare(corpus)
-    retriever.prepare(corpus)
-    results = []
-    for mode in MODES:
-        res = Result(corpus.repo, retriever.name, mode)
-        for task in corpus.tasks:
-            split, relevant = labels.get(task.commit, ("", set()))
-            if split != window:
-                continue
-            view = TaskView(query=task.query, files=task.files if mode == "prompt+files" else ())
-            start = time.perf_counter()
-            ranked = list(dict.fromkeys(retriever.retrieve(view, mode)))
-            res.latency_ms.append((time.perf_counter() - start) * 1000)
-            top = ranked[:TOP_K]
-            # A retriever that knows what it really injects (header, receipts, whole files) says so.
-            tokens = getattr(retriever, "tokens", None)
-            if tokens is not None:
-                res.tokens.append(tokens(view, mode))
-            else:
-                res.tokens.append(sum(len(summaries.get(i, "")) for i in top) / 4)
-            res.native_tokens.append(native.tokens(TaskView(task.query, task.files), "prompt+files"))
-            if not relevant:
-                res.injected_on_negatives.append(len(top))
-                continue
-            hits = len(set(top) & relevant)
-            res.recall.append(hits / len(relevant))
-            res.precision.append(hits / TOP_K)
-            rank = next((i for i, mid in enumerate(ranked, 1) if mid in relevant), None)
-            res.rr.append(1 / rank if rank else 0.0)
-        results.append(res)
-    return results
 
 
 def bootstrap_ci(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
@@ -243,7 +421,7 @@ def bootstrap_ci(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
     return means[int(0.025 * BOOTSTRAP_SAMPLES)], means[int(0.975 * BOOTSTRAP_SAMPLES) - 1]
 
 
-def _mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
@@ -254,9 +432,22 @@ def _pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _metric(values: Sequence[float]) -> str:
+def metric(values: Sequence[float]) -> str:
     low, high = bootstrap_ci(values)
-    return f"{_mean(values):.3f} [{low:.2f}, {high:.2f}]"
+    return f"{mean(values):.3f} [{low:.2f}, {high:.2f}]"
+
+
+def paired(a: Result, b: Result) -> list[float]:
+    """Per-task Recall@3 of `a` minus `b`'s, over the tasks both were scored on (matched by commit)."""
+    other = dict(zip(b.commits, b.recall, strict=True))
+    return [x - other[c] for c, x in zip(a.commits, a.recall, strict=True) if c in other]
+
+
+def diff_cell(diffs: Sequence[float]) -> str:
+    if not diffs:
+        return "—"
+    low, high = bootstrap_ci(diffs)
+    return f"{mean(diffs):+.3f} [{low:+.2f}, {high:+.2f}]"
 
 
 def markdown_table(results: Sequence[Result], window: str) -> str:
@@ -269,21 +460,21 @@ def markdown_table(results: Sequence[Result], window: str) -> str:
     rows = [head]
     for r in results:
         rows.append(
-            f"| {r.repo} | {r.system} | {r.mode} | {len(r.recall)} | {_metric(r.recall)} | "
-            f"{_metric(r.precision)} | {_metric(r.rr)} | {_mean(r.tokens):.0f} | {_mean(r.native_tokens):.0f} | "
-            f"{_mean(r.injected_on_negatives):.2f} | {_pct(r.latency_ms, 0.5):.2f} | {_pct(r.latency_ms, 0.95):.2f} |"
+            f"| {r.repo} | {r.system} | {r.mode} | {len(r.recall)} | {metric(r.recall)} | "
+            f"{metric(r.precision)} | {metric(r.rr)} | {mean(r.tokens):.0f} | {mean(r.native_tokens):.0f} | "
+            f"{mean(r.injected_on_negatives):.2f} | {_pct(r.latency_ms, 0.5):.2f} | {_pct(r.latency_ms, 0.95):.2f} |"
         )
     return "\n".join(rows)
 
 
-def paired_differences(results: Sequence[Result], baseline: str = "bm25") -> str:
+def paired_differences(results: Sequence[Result], baseline: str = "bm25-porter") -> str:
     """Each system's Recall@3 minus the baseline's, task by task, with a paired bootstrap 95% interval.
 
     The per-system intervals of the table overlap easily; the difference on the same tasks is what says
     whether one system beats the other. Rows for the pooled repository (`all`) only, when there is one.
     """
     scope = "all" if any(r.repo == "all" for r in results) else results[0].repo if results else ""
-    base = {r.mode: r.recall for r in results if r.repo == scope and r.system == baseline}
+    base = {r.mode: r for r in results if r.repo == scope and r.system == baseline}
     rows = [
         f"Recall@3 minus {baseline}'s on the same tasks ({scope}; paired bootstrap 95% interval):\n",
         "| system | mode | n | difference |",
@@ -292,29 +483,108 @@ def paired_differences(results: Sequence[Result], baseline: str = "bm25") -> str
     for r in results:
         if r.repo != scope or r.system == baseline or r.mode not in base:
             continue
-        if len(base[r.mode]) != len(r.recall):
+        diffs = paired(r, base[r.mode])
+        if len(diffs) != len(r.recall):
             continue  # not the same tasks: no pairing
-        diffs = [a - b for a, b in zip(r.recall, base[r.mode], strict=True)]
-        low, high = bootstrap_ci(diffs)
-        rows.append(
-            f"| {r.system} | {r.mode} | {len(diffs)} | {_mean(diffs):+.3f} [{low:+.2f}, {high:+.2f}] |"
-        )
+        rows.append(f"| {r.system} | {r.mode} | {len(diffs)} | {diff_cell(diffs)} |")
     return "\n".join(rows)
 
 
-def pooled(results: Sequence[Result]) -> list[Result]:
-    """One row per system and mode over every repository's tasks together."""
-    out: dict[tuple[str, str], Result] = {}
-    for r in results:
-        p = out.setdefault((r.system, r.mode), Result("all", r.system, r.mode))
-        for name in (
-            "recall",
-            "precision",
-            "rr",
-            "tokens",
-            "native_tokens",
-            "latency_ms",
-            "injected_on_negatives",
-        ):
-            getattr(p, name).extend(getattr(r, name))
-    return list(out.values())
+def strongest(results: Iterable[Result], baselines: Iterable[str], repo: str, mode: str) -> Result | None:
+    """The baseline with the highest mean Recall@3 for this repository (or "all") and mode.
+
+    Ties go to the higher MRR, then to the earlier baseline in `baselines` order. Picking the best of several
+    on the same tasks flatters the baseline a little, which only makes a win against it harder to get.
+    """
+    order = {name: i for i, name in enumerate(baselines)}
+    pool = [r for r in results if r.repo == repo and r.mode == mode and r.system in order and r.recall]
+    if not pool:
+        return None
+    return max(pool, key=lambda r: (round(mean(r.recall), 12), round(mean(r.rr), 12), -order[r.system]))
+
+
+def against_strongest(results: Sequence[Result], baselines: Sequence[str], systems: Sequence[str]) -> str:
+    """Per repository (and pooled) and mode: the strongest baseline, and each system's paired difference."""
+    repos = list(dict.fromkeys(r.repo for r in results))
+    rows = [
+        "Strongest baseline by Recall@3 (per repository: that repository's strongest; `all`: pooled) and each "
+        "system's paired Recall@3 difference against it (95% paired bootstrap interval):\n",
+        "| repo | mode | strongest baseline | its Recall@3 | system | system's Recall@3 | difference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for repo in repos:
+        for mode in MODES:
+            best = strongest(results, baselines, repo, mode)
+            if best is None:
+                continue
+            for name in systems:
+                mine = next((r for r in results if (r.repo, r.system, r.mode) == (repo, name, mode)), None)
+                if mine is None:
+                    continue
+                rows.append(
+                    f"| {repo} | {mode} | {best.system} | {mean(best.recall):.3f} | {name} | "
+                    f"{mean(mine.recall):.3f} | {diff_cell(paired(mine, best))} |"
+                )
+    return "\n".join(rows)
+
+
+def against_each(
+    results: Sequence[Result], baselines: Sequence[str], systems: Sequence[str], repo: str = "all"
+) -> str:
+    """A compact table: each system's paired Recall@3 difference against every baseline (one repository)."""
+    present = [b for b in baselines if any(r.system == b and r.repo == repo for r in results)]
+    rows = [
+        f"Paired Recall@3 difference against each baseline ({repo}; 95% paired bootstrap interval):\n",
+        "| system | mode | " + " | ".join(present) + " |",
+        "|---|---|" + "---|" * len(present),
+    ]
+    for name in systems:
+        for mode in MODES:
+            mine = next((r for r in results if (r.repo, r.system, r.mode) == (repo, name, mode)), None)
+            if mine is None:
+                continue
+            cells = []
+            for b in present:
+                base = next(r for r in results if (r.repo, r.system, r.mode) == (repo, b, mode))
+                cells.append(diff_cell(paired(mine, base)))
+            rows.append(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def budget_table(runs: Sequence[Run], labels: Labels, budgets: Sequence[int] = BUDGETS) -> str:
+    """Recall when each system may inject as many of its ranked memories as fit a token budget."""
+    repos = ", ".join(dict.fromkeys(r.repo for r in runs))
+    rows = [
+        f"Recall at equal token budgets ({repos}; each memory costs its injected line, summary plus "
+        f"`- [pref] id — `, {CHARS_PER_TOKEN} characters a token; header, footer and receipts left out):\n",
+        "| system | mode | n | " + " | ".join(f"{b} tok" for b in budgets) + " |",
+        "|---|---|---:|" + "---|" * len(budgets),
+    ]
+    for run in runs:
+        cells = [metric(budget_recall(run, labels, b)) for b in budgets]
+        n = len(budget_recall(run, labels, budgets[0]))
+        rows.append(f"| {run.system} | {run.mode} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def token_table(runs: Sequence[Run], systems: Sequence[str]) -> str:
+    """What tether adds to the agent's context per task, beside what the agent already loads natively."""
+    rows = [
+        "Tokens per task (all tasks of the window; characters / 4). tether's block is *added* to the rule files "
+        "the agent loads by itself (native), it does not replace them:\n",
+        "| repo | system | mode | added: header+footer | added: lines | added in all | tasks with a block "
+        "| native (rule files of the touched directories) | native + added |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        if run.system not in systems or not run.added:
+            continue
+        fixed = [a.get("header+footer", 0.0) for a in run.added]
+        lines = [a.get("lines", 0.0) for a in run.added]
+        shown = sum(1 for t in run.tokens if t > 0) / len(run.tokens)
+        rows.append(
+            f"| {run.repo} | {run.system} | {run.mode} | {mean(fixed):.0f} | {mean(lines):.0f} | "
+            f"{mean(run.tokens):.0f} | {shown:.0%} | {mean(run.native_tokens):.0f} | "
+            f"{mean(run.native_tokens) + mean(run.tokens):.0f} |"
+        )
+    return "\n".join(rows)

@@ -1,8 +1,9 @@
 """tether's recall as a `Retriever` for the quality evaluation, plus one retriever per channel.
 
-The corpus's rule units become tether memories exactly as `tether rules sync` would make them (one per
-rule, scoped to the rule file's directory), in a checkout of the repository at C1 so the repo map and
-co-change see only history up to C1.
+The memories are the ones the product itself makes of the rule files at C1 (`product.Project`: `tether init`
+and `tether rules sync` in a checkout at C1, so the repo map and co-change see only history up to C1), and
+recall is the library call `tether recall` makes. This module and `product.py` are the only ones of the
+benchmark importing `tether`; the recall variants tried in tuning (`Recaller` subclasses) live here.
 
     python benchmarks/quality/run.py --retriever tether_retriever:tether --retriever tether_retriever:text_only
 """
@@ -11,48 +12,27 @@ from __future__ import annotations
 
 import math
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from corpus import Corpus, TaskView
+from product import FOOTER, HEADER, Project, project_for
 
 from tether.embed import Embedder
-from tether.lifecycle.housekeeping import refresh_repo
-from tether.model.memory import Memory, content_hash
 from tether.model.text import terms_in
-from tether.notes import format as notes
-from tether.project import init_project
 from tether.recall import scoring
-from tether.recall.block import block
 from tether.recall.channels import Pool, competition_ranks
 from tether.recall.evidence import CHANNELS, Candidate, Channel
 from tether.recall.recaller import Recaller
 from tether.store.base import Query
-from tether.workspace import Workspace
 
+__all__ = ["Recaller", "TetherRetriever", "scoring"]  # tune.py sets scoring constants and swaps Recallers
 
-def memory_for(item: object, memory_id: str) -> Memory:
-    scope = str(item.scope)
-    details = str(item.text)
-    heading = str(item.heading)
-    if heading:
-        details = f"{heading}\n\n{details}"
-    return Memory(
-        id=memory_id,
-        summary=str(item.summary),
-        details=details,
-        category="pref",
-        files=(scope,) if scope else (),
-        origin=f"rules:{item.path}",
-    )
-
-
-# One prepared workspace per (repository, embedder), shared by every channel variant: building it (a clone at
-# C1, the notes, the index, the repo map) is the slow part, and the variants only differ at recall time.
-_PREPARED: dict[tuple[str, str], tuple[Workspace, dict[str, str]]] = {}
+# How deep tether's ranked list is read (MRR, the budget view). Its first `recall.limit` are what it injects.
+RANK_DEPTH = 50
+UNBOUNDED_CHARS = 10**9
 
 
 def _recorded(channel: Channel, run: Callable[[Pool], None], pool: Pool) -> dict[str, Candidate]:
@@ -215,7 +195,7 @@ def _dir_counts(root: Path | None) -> Counter[str]:
 
 
 class TetherRetriever:
-    """Recall over the corpus with the given channels (all of them: tether as shipped)."""
+    """Recall over the product's project with the given channels (all of them: tether as shipped)."""
 
     def __init__(
         self,
@@ -230,45 +210,52 @@ class TetherRetriever:
         self.name = name
         self.channels = tuple(channels)
         self.embedder = embedder
-        self.ws: Workspace | None = None
-        self.ids: dict[str, str] = {}
+        self.project: Project | None = None
         self.last_block = ""
 
-    def prepare(self, corpus: Corpus) -> None:
-        key = (corpus.repo, self.embedder.id if self.embedder else "default")
-        if key not in _PREPARED:
-            _PREPARED[key] = self._build(corpus)
-        self.ws, self.ids = _PREPARED[key]
+    @property
+    def ws(self) -> Any:
+        assert self.project is not None
+        return self.project.ws
 
-    def _build(self, corpus: Corpus) -> tuple[Workspace, dict[str, str]]:
-        tmp = Path(tempfile.mkdtemp(prefix=f"tether-quality-{corpus.repo}-"))
-        repo, home = tmp / "repo", tmp / "home"
-        home.mkdir()
-        corpus.checkout_at_c1(repo)
-        paths, _ = init_project(repo, home)
-        assert paths.project_notes is not None
-        ids: dict[str, str] = {}
-        for item in corpus.memories:
-            memory_id = content_hash(item.id)[:8]
-            ids[memory_id] = item.id
-            memory = memory_for(item, memory_id)
-            (paths.project_notes / notes.note_name(memory)).write_text(notes.render(memory), encoding="utf-8")
-        ws = Workspace.open(repo, home=home, embedder=self.embedder)
-        refresh_repo(ws)
-        return ws, ids
+    def prepare(self, corpus: Corpus) -> None:
+        self.project = project_for(corpus, self.embedder)
 
     def retrieve(self, task: TaskView, mode: str) -> list[str]:
-        assert self.ws is not None
+        """The ranked list, read past the injection limit; its first `recall.limit` are what is injected.
+
+        Ranking does not depend on the limit, and the character budget cannot bind on three lines (each at
+        most a 160-character summary plus its receipt, well under a third of 2,400), so the head of the long
+        list is the shipped result; `_shipped_head` checks that and asks the shipped call when it is not.
+        """
+        project = self.project
+        assert project is not None
         files = list(task.files) if mode == "prompt+files" else []
-        result = self.ws.recaller(self.recaller).recall(
-            task.query, files, record=False, channels=self.channels, require_evidence=self.require_evidence
-        )
-        self.last_block = block([r.line() for r in result.memories])
-        return [self.ids[r.memory.id] for r in result.memories]
+        options = {
+            "recaller": self.recaller,
+            "channels": self.channels,
+            "require_evidence": self.require_evidence,
+        }
+        result = project.recall(task.query, files, limit=RANK_DEPTH, budget=UNBOUNDED_CHARS, **options)
+        top = project.limit
+        head = result.lines[:top]
+        if sum(len(line) - 1 for line in head) > project.budget:  # `- ` prefix off, one newline on
+            shipped = project.recall(task.query, files, **options)
+            self.last_block = shipped.block(top)
+            return shipped.ids + [i for i in result.ids if i not in shipped.ids]
+        self.last_block = result.block(top)
+        return result.ids
 
     def tokens(self, task: TaskView, mode: str) -> float:
         """What tether really injects for the last task: the block with its header, receipts and footer."""
         return len(self.last_block) / 4
+
+    def token_parts(self) -> dict[str, float]:
+        """The last block's tokens split into the fixed header and footer and the memory lines."""
+        if not self.last_block:
+            return {"header+footer": 0.0, "lines": 0.0}
+        fixed = (len(HEADER) + len(FOOTER) + 2) / 4
+        return {"header+footer": fixed, "lines": len(self.last_block) / 4 - fixed}
 
 
 def tether() -> TetherRetriever:

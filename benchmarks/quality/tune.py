@@ -1,7 +1,7 @@
 """Tune recall on the DEV window only (never the reported test window).
 
 Prepares tether once per repository, then scores each variant in-process: a variant sets constants of
-`tether.recall.scoring` and may swap the `Recaller` class (a ranking idea tried here before it goes into src/).
+`tether.scoring` and may swap the `Recaller` class (a ranking idea tried here before it goes into src/).
 
     python benchmarks/quality/tune.py [--repo NAME]... [--variant NAME]... [--per-repo]
 """
@@ -17,19 +17,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import REPOS, Corpus, TaskView, load_corpus
-from evaluate import BM25Retriever, load_labels
+from evaluate import BM25Retriever, ScopeBM25Retriever, load_labels
+from product import attach
 from tether_retriever import (
     DirSpecificRecaller,
     PathCoverageRecaller,
     PathRarityRecaller,
     PathTiebreakRecaller,
+    Recaller,
     RuleScopeDirSpecificRecaller,
     RuleScopeRecaller,
     TetherRetriever,
+    scoring,
 )
-
-from tether.recall import scoring
-from tether.recall.recaller import Recaller
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,11 @@ def score(retriever: object, corpora: list[Corpus], window: str) -> dict[str, di
         injected: list[float] = []
         for corpus in corpora:
             retriever.prepare(corpus)  # type: ignore[attr-defined]
-            labels = load_labels(corpus)
+            labels = load_labels(corpus, window)
             for task in corpus.tasks:
-                split, relevant = labels.get(task.commit, ("", set()))
-                if split != window:
+                if task.commit not in labels:
                     continue
+                relevant = labels[task.commit]
                 view = TaskView(task.query, task.files if mode == "prompt+files" else ())
                 top = retriever.retrieve(view, mode)[:3]  # type: ignore[attr-defined]
                 if relevant:
@@ -122,13 +122,16 @@ def main() -> None:
     args = parser.parse_args()
     names = args.repo or [spec.name for spec in REPOS]
     corpora = [load_corpus(name) for name in names]
+    for corpus in corpora:
+        attach(corpus)  # every system ranks the memories the product made
     chosen = {k: v for k, v in VARIANTS.items() if not args.variant or k in args.variant}
     shipped = {name: getattr(scoring, name) for v in VARIANTS.values() for name in v.constants}
     head = ["variant", "R@3 prompt", "R@3 prompt+files", "inj/neg prompt", "inj/neg prompt+files"]
     head += names if args.per_repo else []
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    print(row("bm25", score(BM25Retriever(), corpora, args.window), names, args.per_repo), flush=True)
+    for baseline in (BM25Retriever(), ScopeBM25Retriever()):
+        print(row(baseline.name, score(baseline, corpora, args.window), names, args.per_repo), flush=True)
     for label, variant in chosen.items():
         for name, value in shipped.items():
             setattr(scoring, name, value)

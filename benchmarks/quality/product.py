@@ -1,0 +1,292 @@
+"""tether as a user runs it, on a corpus repository: the benchmark's one way into the product's library.
+
+With `tether_retriever.py` (recall variants for tuning), this is the only module of the benchmark that
+imports `tether`: when the package is reorganized, these imports are what moves.
+
+For a repository at C1 (`corpus.checkout_at_c1`) the project is made the way `tether init` and
+`tether rules sync` make it (the same library calls: `init_project`, `Workspace.open`, `sync_rules`, then the
+repo-map refresh every CLI command runs), and recall is the call `tether recall` makes
+(`Workspace.recall`). The product does not record which rule unit a memory came from beyond its origin
+(`rules:<path>`), so each memory is mapped back to its units by the product's own rendering: a unit's
+memory is the one of that origin whose content hash is that of `rules.render(unit)`.
+
+    project = Project.build(corpus)
+    corpus.docs = project.docs
+    ranked = project.recall("fix the retry", ["src/upload.py"]).ids
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import tempfile
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from corpus import Corpus, Doc
+
+from tether import memories as memories_module
+from tether.embed import Embedder
+from tether.intake.rulefiles import is_rule_file, rule_scope, split_rules
+from tether.intake.rules import render, sync_rules
+from tether.lifecycle import archive_pass
+from tether.lifecycle.housekeeping import refresh_repo
+from tether.project import init_project
+from tether.recall import scoring
+from tether.recall.block import FOOTER, HEADER
+from tether.recall.evidence import CHANNELS
+from tether.recall.recaller import Recaller
+from tether.store.base import Query
+from tether.workspace import Workspace
+
+__all__ = [
+    "CHANNELS",
+    "FOOTER",
+    "HEADER",
+    "Clock",
+    "Project",
+    "Recall",
+    "attach",
+    "describe",
+    "is_rule_file",
+    "project_for",
+    "rule_scope",
+    "split_rules",
+]
+
+
+class Clock:
+    """The workspace's clock, set by the caller (the online replay moves it to each commit's date)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Recall:
+    """One recall: the docs it returned (best first) and the lines it would inject for them."""
+
+    ids: list[str]
+    memory_ids: list[str]
+    lines: list[str]  # `- [pref] id — summary (via receipt)`, as the prompt hook writes them
+
+    def block(self, top: int) -> str:
+        """The block the prompt hook injects for the first `top` memories ("" when there are none)."""
+        shown = self.lines[:top]
+        return "\n".join([HEADER, *shown, FOOTER]) if shown else ""
+
+
+@dataclass
+class Project:
+    """A tether project made from one corpus repository at C1."""
+
+    corpus: Corpus
+    root: Path
+    ws: Workspace
+    clock: Clock
+    docs: list[Doc]
+    by_memory: dict[str, str]  # product memory id -> doc id
+    skipped: list[str] = field(default_factory=list)  # the sync's warnings: rules it did not store
+    unmapped: list[str] = field(default_factory=list)  # unit ids with no product memory
+
+    @classmethod
+    def build(cls, corpus: Corpus, embedder: Embedder | None = None, at: datetime | None = None) -> Project:
+        """Check the repository out at C1, `tether init`, `tether rules sync`, and map memories to units.
+
+        The clock starts at C1's commit time (or `at`), so memories are created when the rules were there.
+        """
+        tmp = Path(tempfile.mkdtemp(prefix=f"tether-quality-{corpus.repo}-"))
+        root, home = tmp / "repo", tmp / "home"
+        home.mkdir()
+        corpus.checkout_at_c1(root)
+        clock = Clock(at or _commit_time(root, "HEAD"))
+        init_project(root, home)  # `tether init`
+        ws = Workspace.open(root, home=home, embedder=embedder, clock=clock)
+        with _repeatable_ids(corpus.repo):
+            report = sync_rules(ws)  # `tether rules sync`
+        errors = report.errors
+        if errors:
+            raise SystemExit(f"{corpus.repo}: tether rules sync failed on {errors}")
+        refresh_repo(ws)  # every CLI command brings the repo map up to date
+        if embedder is not None:
+            ws.embed_missing()  # an injected embedder is not the configured one: embed with it
+        skipped = [w for f in report.files for w in f.warnings]
+        docs, by_memory, unmapped = _map_units(corpus, root, ws)
+        return cls(corpus, root, ws, clock, docs, by_memory, skipped, unmapped)
+
+    def recall(
+        self,
+        query: str,
+        files: Sequence[str] = (),
+        *,
+        recaller: type[Recaller] = Recaller,
+        channels: Collection[str] = CHANNELS,
+        require_evidence: bool = True,
+        record: bool = False,
+        session: str | None = None,
+        turn: int | None = None,
+        limit: int | None = None,
+        budget: int | None = None,
+    ) -> Recall:
+        """`tether recall` (the library call it makes), with the ids mapped to docs."""
+        result = self.ws.recaller(recaller).recall(
+            query,
+            list(files),
+            session=session,
+            turn=turn,
+            limit=limit,
+            budget=budget,
+            record=record,
+            channels=channels,
+            require_evidence=require_evidence,
+        )
+        memories = [r.memory.id for r in result.memories]
+        return Recall(
+            [self.by_memory.get(mid, mid) for mid in memories],
+            memories,
+            [f"- {r.line()}" for r in result.memories],
+        )
+
+    def ack(self, doc_id: str, session: str, turn: int | None = None) -> None:
+        """What an agent's `memory_get` of the memory records: an "acted" event in its session."""
+        memory_id = next(d.memory_id for d in self.docs if d.id == doc_id)
+        self.ws.ack(memory_id, session=session, turn=turn, via="memory_get")
+
+    def session_start(self) -> int:
+        """The lifecycle pass session start runs on feedback (soft-archive of ignored memories)."""
+        return len(archive_pass(self.ws))
+
+    def archived(self) -> int:
+        return len(self.ws.find(Query(status=("archived",), origin="rules:", scope="project")))
+
+    def penalized(self) -> int:
+        """Memories whose feedback term is negative now: shown often, never used (`scoring.feedback`)."""
+        telemetry = self.ws.store.telemetry([d.memory_id for d in self.docs])
+        return sum(1 for t in telemetry.values() if scoring.feedback(t.surfaced, t.acted) < 0)
+
+    @property
+    def limit(self) -> int:
+        return self.ws.config.integer("recall.limit")
+
+    @property
+    def budget(self) -> int:
+        return self.ws.config.integer("recall.budget")
+
+
+@contextmanager
+def _repeatable_ids(seed: str) -> Iterator[None]:
+    """Memory ids drawn from a seeded sequence instead of at random, for the duration of one sync.
+
+    Recall breaks score ties by memory id, and the product draws ids at random, so two builds of the same
+    project can order tied memories differently and runs would not repeat. The sync adds rules in a fixed
+    order, so numbering them from a seed gives every build the same ids: as arbitrary as random ones,
+    but the same every time. Nothing else about the product changes.
+    """
+    counter = itertools.count()
+    original = memories_module.new_id
+
+    def seeded() -> str:
+        return hashlib.sha256(f"{seed}:{next(counter)}".encode()).hexdigest()[:8]
+
+    memories_module.new_id = seeded
+    try:
+        yield
+    finally:
+        memories_module.new_id = original
+
+
+def _commit_time(root: Path, rev: str) -> datetime:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "-C", str(root), "show", "-s", "--format=%ct", rev],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return datetime.fromtimestamp(int(out.strip()), UTC)
+
+
+def _map_units(corpus: Corpus, root: Path, ws: Workspace) -> tuple[list[Doc], dict[str, str], list[str]]:
+    """Docs in the corpus's rule-unit order, one per product memory, each naming the units it stands for."""
+    memories = {
+        (m.origin, m.content_hash): m
+        for m in ws.find(Query(status=("active",), origin="rules:", scope="project"))
+    }
+    corpus_ids = {(m.path, m.line): m.id for m in corpus.memories}
+    units: dict[str, list[str]] = {}  # memory id -> unit ids, in file order
+    unmapped: list[str] = []
+    for path in sorted({m.path for m in corpus.memories}):
+        text = (root / path).read_bytes().decode("utf-8-sig")
+        for unit in split_rules(path, text):
+            unit_id = corpus_ids.get((unit.path, unit.line))
+            if unit_id is None:
+                raise SystemExit(
+                    f"{corpus.repo}: {path}:{unit.line} is not a corpus unit; rebuild the corpus"
+                )
+            memory = memories.get((f"rules:{path}", render(unit, root).content_hash))
+            if memory is None:
+                unmapped.append(unit_id)
+            else:
+                units.setdefault(memory.id, []).append(unit_id)
+    first = {ids[0]: mid for mid, ids in units.items()}
+    docs = []
+    by_memory = {}
+    by_id = {m.id: m for m in memories.values()}
+    for item in corpus.memories:
+        mid = first.get(item.id)
+        if mid is None:
+            continue
+        memory = by_id[mid]
+        docs.append(
+            Doc(
+                id=item.id,
+                units=tuple(units[mid]),
+                summary=memory.summary,
+                details=memory.details,
+                refs=tuple(memory.files),
+                path=item.path,
+                line=item.line,
+                memory_id=mid,
+            )
+        )
+        by_memory[mid] = item.id
+    return docs, by_memory, unmapped
+
+
+# One project per (repository, embedder) and process: building it is the slow part of a run, and every
+# system (baselines included, through `attach`) reads the same memories from it.
+_PROJECTS: dict[tuple[str, str], Project] = {}
+
+
+def project_for(corpus: Corpus, embedder: Embedder | None = None) -> Project:
+    key = (corpus.repo, embedder.id if embedder is not None else "default")
+    if key not in _PROJECTS:
+        _PROJECTS[key] = Project.build(corpus, embedder)
+    return _PROJECTS[key]
+
+
+def attach(corpus: Corpus) -> Project:
+    """Make the product's project for `corpus` and give every system its memories (`corpus.docs`)."""
+    project = project_for(corpus)
+    corpus.docs = project.docs
+    return project
+
+
+def describe(project: Project) -> dict[str, Any]:
+    """How the product's memories relate to the corpus's rule units (for the report)."""
+    merged = sum(len(d.units) - 1 for d in project.docs)
+    return {
+        "units": len(project.corpus.memories),
+        "memories": len(project.docs),
+        "skipped": len(project.skipped),
+        "unmapped": len(project.unmapped),
+        "merged": merged,
+    }
