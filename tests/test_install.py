@@ -413,6 +413,7 @@ def test_codex_toml_edits_keep_every_other_byte(tmp_path: Path) -> None:
         "args": ["-m", "tether", "mcp"],
         "required": True,
         "startup_timeout_sec": 30,
+        "env_vars": ["TETHER_BIN", "TETHER_HOME"],
     }
     assert data["notes"] == "[mcp_servers.tether]\nthis is a string, not a table\n"
     assert data["mcp_servers"]["docs"]["args"][1] == "docs-server]"
@@ -440,6 +441,7 @@ def test_codex_existing_tether_table_is_updated_in_place(tmp_path: Path) -> None
         "args": argv[1:],
         "startup_timeout_sec": 20,  # the user's own value stays
         "required": True,
+        "env_vars": ["TETHER_BIN", "TETHER_HOME"],
         "env": {"TETHER_HOME": "/data"},
     }
     (root / ".codex" / "config.toml.tether-backup").unlink()  # as if made long ago and thrown away
@@ -697,6 +699,7 @@ def test_codex_entry_is_required_with_room_to_start(tmp_path: Path) -> None:
     install("codex", scope="project", root=root, home=home, command=CMD)
     entry = tomllib.loads((root / ".codex" / "config.toml").read_text())["mcp_servers"]["tether"]
     assert entry["required"] is True and entry["startup_timeout_sec"] >= 30
+    assert entry["env_vars"] == ["TETHER_BIN", "TETHER_HOME"]  # Codex passes servers few variables
 
 
 # ---- Gemini's settings.json may hold comments -------------------------------------------------------

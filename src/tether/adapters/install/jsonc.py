@@ -102,6 +102,8 @@ def _string(s: str, i: int) -> tuple[str, int]:
     match = _STRING.match(s, i)
     assert match is not None
     return json.loads(match.group(0)), match.end()
+
+
 _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 

@@ -119,8 +119,14 @@ def hook_command(command: Sequence[str] | None, agent: str, event: str) -> str:
 # 0.171.0 in tests/e2e: "unsupported call"). A required server that fails to start stops Codex from starting,
 # which is why committed configs run the guard (`guard.mcp_script`): without tether it is a stand-in that
 # starts. Codex's default startup timeout (10 s) is too tight for a Python server on a loaded machine, and
-# a required server that misses it also stops Codex.
-CODEX_MCP_OPTIONS: dict[str, Any] = {"required": True, "startup_timeout_sec": 30}
+# a required server that misses it also stops Codex. Codex starts MCP servers with only a few variables
+# of its environment (measured with 0.171.0): `env_vars` passes on the ones that say which tether runs
+# (the guard's TETHER_BIN) and where user memory lives, as the hooks see them.
+CODEX_MCP_OPTIONS: dict[str, Any] = {
+    "required": True,
+    "startup_timeout_sec": 30,
+    "env_vars": [guard.BIN_VAR, "TETHER_HOME"],
+}
 
 
 def mcp_entry(agent: str, command: Sequence[str] | None) -> dict[str, Any]:
