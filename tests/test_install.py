@@ -814,3 +814,36 @@ def test_install_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     )
     result = CliRunner().invoke(build_cli(), ["uninstall", "claude", "--dry-run"])
     assert result.exit_code == 0 and "would change" in result.output
+
+
+def test_backups_and_local_settings_stay_out_of_git(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    _write(root, EXISTING["claude", "project"])
+    report = install(
+        "claude",
+        scope="project",
+        root=root,
+        home=home,
+        command=["/x/python", "-m", "tether"],
+        tether_bin=Path("/x/tether"),
+    )
+    status = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert ".claude/settings.json\n" in status and ".mcp.json" in status
+    assert "tether-backup" not in status and LOCAL not in status
+    assert any("*.tether-backup" in n and "exclude" in n for n in report.notes)
+    exclude = (root / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("*.tether-backup") == 1 and exclude.count(LOCAL) == 1
+    install(
+        "claude",
+        scope="project",
+        root=root,
+        home=home,
+        command=["/y/python", "-m", "tether"],
+        tether_bin=Path("/y/tether"),
+    )
+    assert (root / ".git" / "info" / "exclude").read_text() == exclude  # once

@@ -274,20 +274,30 @@ AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "cursor": "Cursor", "g
 
 
 def _keep_out_of_git(root: Path, changes: list[Change], dry_run: bool) -> list[str]:
-    """Claude Code's settings.local.json holds this machine's path: make sure git ignores it.
+    """What a project install writes that must never be committed: make sure git ignores it.
 
-    Claude Code ignores the file itself only when it creates it; when tether does, an entry in the
-    repository's own, uncommitted `.git/info/exclude` keeps it out of commits.
+    Claude Code's settings.local.json holds this machine's path (Claude Code ignores the file itself only
+    when it creates it), and `*.tether-backup` files hold the originals for uninstall. A pattern that no
+    ignore file covers yet goes into the repository's own, uncommitted `.git/info/exclude`.
     """
     local = root / ".claude" / "settings.local.json"
-    if not any(c.path == local and c.new is not None for c in changes):
+    wanted = (
+        [("/.claude/settings.local.json", local)] if any(c.path == local and c.new for c in changes) else []
+    )
+    wanted += [(f"*{files.BACKUP_SUFFIX}", c.backup) for c in changes if c.backup is not None][:1]
+    if not wanted:
         return []
     try:
-        ignored = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "-q", str(local)], capture_output=True, timeout=10
-        )
-        if ignored.returncode == 0:
-            return []
+        missing = [
+            pattern
+            for pattern, path in wanted
+            if subprocess.run(
+                ["git", "-C", str(root), "check-ignore", "-q", "--no-index", str(path)],
+                capture_output=True,
+                timeout=10,
+            ).returncode
+            == 1
+        ]
         found = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--git-path", "info/exclude"],
             capture_output=True,
@@ -295,8 +305,10 @@ def _keep_out_of_git(root: Path, changes: list[Change], dry_run: bool) -> list[s
             timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
-        return [f"{local} holds this machine's path: do not commit it."]
-    if found.returncode != 0:  # not a git repository
+        return [
+            f"Do not commit {', '.join(p for p, _ in wanted)}: they hold this machine's paths or backups."
+        ]
+    if not missing or found.returncode != 0:  # all ignored already, or not a git repository
         return []
     exclude = Path(found.stdout.strip())
     exclude = exclude if exclude.is_absolute() else root / exclude
@@ -304,10 +316,8 @@ def _keep_out_of_git(root: Path, changes: list[Change], dry_run: bool) -> list[s
         exclude.parent.mkdir(parents=True, exist_ok=True)
         old = files.read(exclude) or ""
         with exclude.open("a", encoding="utf-8") as out:
-            out.write(("" if not old or old.endswith("\n") else "\n") + "/.claude/settings.local.json\n")
-    return [
-        f"{'Would add' if dry_run else 'Added'} /.claude/settings.local.json to {exclude} (not committed)."
-    ]
+            out.write(("" if not old or old.endswith("\n") else "\n") + "".join(f"{p}\n" for p in missing))
+    return [f"{'Would add' if dry_run else 'Added'} {', '.join(missing)} to {exclude} (not committed)."]
 
 
 def _made_dirs() -> files.MadeDirs:
