@@ -39,8 +39,8 @@ _FIND = f'tether_bin="${BIN_VAR}"; [ -n "$tether_bin" ] || tether_bin=tether; '
 _FOUND = 'command -v "$tether_bin" >/dev/null 2>&1 && exec "$tether_bin" '
 
 # What a session-start hook prints when tether is missing: the hint goes to the person (`systemMessage` is
-# shown to the user by Claude Code, Codex and Gemini CLI, and never reaches the model); Cursor has no such
-# field at session start, so there the hint is context the agent can pass on.
+# shown to the user by Claude Code, Codex and Gemini CLI; in Claude Code 2.1.332 it does not reach the model,
+# measured in tests/e2e); Cursor has no such field at session start, so there it is context for the agent.
 _HINT_OUTPUT = {
     "claude": {"systemMessage": INSTALL_HINT},
     "codex": {"systemMessage": INSTALL_HINT},
