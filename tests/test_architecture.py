@@ -86,7 +86,6 @@ REVIEWED_OVER_400 = {
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
     "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
-    "tether.adapters.install.tomlconf": "Codex's TOML edited in place (tomlkit would replace it: issue 12)",
     "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
     "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
 }

@@ -6,21 +6,33 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-import tether
+from tether.__main__ import build_cli
+from tether.adapters.install import guard
 from tether.adapters.install.installer import AGENTS, config_files, default_command, install, uninstall
-from tether.adapters.install.specs import CLAUDE_EVENTS, HOOKS, hook_command
+from tether.adapters.install.specs import HOOKS, hook_command, mcp_entry
 from tether.errors import ConfigError, ValidationError
 
-REPO = Path(__file__).resolve().parent.parent
 SCOPES = ("project", "user")
 CMD = ["tether"]
+LOCAL = "settings.local.json"  # Claude Code's machine-only settings: written only when PATH has no tether
+
+
+@pytest.fixture(autouse=True)
+def tether_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The record of directories installs made lives in $TETHER_HOME: one per test."""
+    path = tmp_path / "tether-home"
+    monkeypatch.setenv("TETHER_HOME", str(path))
+    return path
+
 
 # Config files as people have them: other hooks, other MCP servers, odd formatting (4-space indent, one-line
 # objects, comments in TOML) that must come back byte for byte after install + install + uninstall.
@@ -129,12 +141,6 @@ MALFORMED_SERVERS = [("servers as a list", '{"mcpServers": []}', "`mcpServers` s
 MALFORMED_TOML = [
     ("not TOML", "model = \n", "not valid TOML"),
     ("servers as a string", 'mcp_servers = "x"\n', "`mcp_servers` should be a table"),
-    ("inline servers", 'mcp_servers = { docs = { command = "npx" } }\n', "could not be edited safely"),
-    (
-        "inline tether",
-        '[mcp_servers]\ntether = { command = "tether", args = ["mcp"] }\n',
-        "only edits that form",
-    ),
 ]
 
 
@@ -158,6 +164,11 @@ def _write(base: Path, contents: dict[str, str]) -> None:
 
 def _tree(*bases: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for base in bases for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def _targets(agent: str, scope: str, root: Path, home: Path) -> list[Path]:
+    """The files an install with `tether` on PATH writes (Claude Code's local settings are not among them)."""
+    return [p for p in config_files(agent, scope=scope, root=root, home=home) if p.name != LOCAL]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -184,8 +195,13 @@ def _servers(data: dict[str, Any]) -> dict[str, Any]:
     return servers
 
 
-def _expected_commands(agent: str, command: list[str] = CMD) -> list[str]:
-    return [hook_command(command, agent, spec.event) for spec in HOOKS[agent]]
+def _committed(scope: str) -> list[str] | None:
+    """The command an install writes: the guard (None) into project files, plain `tether` for the user."""
+    return None if scope == "project" else CMD
+
+
+def _expected_commands(agent: str, scope: str) -> list[str]:
+    return [hook_command(_committed(scope), agent, spec.event) for spec in HOOKS[agent]]
 
 
 def _check_installed(agent: str, scope: str, root: Path, home: Path, originals: dict[str, str]) -> None:
@@ -193,7 +209,7 @@ def _check_installed(agent: str, scope: str, root: Path, home: Path, originals: 
     base = _base(scope, root, home)
     commands: list[str] = []
     servers: dict[str, Any] = {}
-    for path in config_files(agent, scope=scope, root=root, home=home):
+    for path in _targets(agent, scope, root, home):
         data = _load(path)
         commands += _hook_commands(data)
         servers.update(_servers(data))
@@ -205,12 +221,14 @@ def _check_installed(agent: str, scope: str, root: Path, home: Path, originals: 
             for name, entry in _servers(before).items():
                 assert servers[name] == entry
             for key, value in before.items():  # unrelated settings untouched
-                if key not in ("hooks", "mcpServers", "mcp_servers"):
+                if key == "permissions":  # Claude Code's rules: the user's first, then tether's
+                    assert data[key]["allow"][: len(value["allow"])] == value["allow"]
+                elif key not in ("hooks", "mcpServers", "mcp_servers"):
                     assert data[key] == value
-    for expected in _expected_commands(agent):
+    for expected in _expected_commands(agent, scope):
         assert commands.count(expected) == 1, expected
-    assert servers["tether"]["command"] == "tether"
-    assert servers["tether"]["args"] == ["mcp"]
+    entry = mcp_entry(agent, _committed(scope))
+    assert {k: servers["tether"][k] for k in entry} == entry
 
 
 @pytest.mark.parametrize(("agent", "scope"), CASES)
@@ -223,7 +241,7 @@ def test_install_twice_keeps_other_entries_and_uninstall_restores_bytes(
     before = _tree(root, home)
 
     first = install(agent, scope=scope, root=root, home=home, command=CMD)
-    targets = config_files(agent, scope=scope, root=root, home=home)
+    targets = _targets(agent, scope, root, home)
     assert first.changed == targets
     assert sorted(first.backups) == sorted(p.with_name(p.name + ".tether-backup") for p in targets)
     for path in targets:
@@ -262,10 +280,10 @@ def test_dry_run_writes_nothing_and_returns_the_diff(tmp_path: Path, agent: str,
 
     preview = install(agent, scope=scope, root=root, home=home, command=CMD, dry_run=True)
     assert _tree(root, home) == before
-    assert preview.changed == config_files(agent, scope=scope, root=root, home=home)
+    assert preview.changed == _targets(agent, scope, root, home)
     assert preview.backups and not any(p.exists() for p in preview.backups)
-    for expected in _expected_commands(agent):
-        assert expected in preview.diff
+    for expected in _expected_commands(agent, scope):
+        assert json.dumps(expected)[1:-1] in preview.diff  # as the JSON file spells it
     assert "tether" in preview.diff and preview.diff.count("\n+") > len(HOOKS[agent])
 
     real = install(agent, scope=scope, root=root, home=home, command=CMD)
@@ -308,8 +326,6 @@ def test_malformed_config_is_named_and_nothing_is_written(
     bad = _base(scope, root, home) / rel
 
     for run in (install, uninstall):
-        if run is uninstall and defect == "inline servers":
-            continue  # nothing of tether's to remove there: uninstall leaves the file alone
         with pytest.raises(ConfigError) as caught:
             run(agent, scope=scope, root=root, home=home)
         assert str(bad) in str(caught.value)
@@ -321,7 +337,7 @@ def test_malformed_config_is_named_and_nothing_is_written(
 def test_backup_is_made_once_and_never_overwritten(tmp_path: Path, agent: str, scope: str) -> None:
     root, home = _dirs(tmp_path)
     _write(_base(scope, root, home), EXISTING[agent, scope])
-    target = config_files(agent, scope=scope, root=root, home=home)[0]
+    target = _targets(agent, scope, root, home)[0]
     original = target.read_bytes()
     install(agent, scope=scope, root=root, home=home, command=CMD)
     backup = target.with_name(target.name + ".tether-backup")
@@ -329,8 +345,15 @@ def test_backup_is_made_once_and_never_overwritten(tmp_path: Path, agent: str, s
 
     data = _load(target)
     data["userAddedLater"] = True
+    for groups in data[
+        "hooks"
+    ].values():  # someone changed tether's timeouts: the next install puts them back
+        for group in groups if agent != "cursor" else [{"hooks": groups}]:
+            for handler in group["hooks"]:
+                if "tether" in handler["command"]:
+                    handler["timeout"] = 99
     target.write_text(json.dumps(data, indent=2) + "\n")
-    again = install(agent, scope=scope, root=root, home=home, command=["/opt/other/python", "-m", "tether"])
+    again = install(agent, scope=scope, root=root, home=home, command=CMD)
     assert target in again.changed and backup not in again.backups
     assert backup.read_bytes() == original
 
@@ -368,24 +391,36 @@ def test_an_existing_tether_server_is_updated_and_keeps_the_users_keys(tmp_path:
     install(agent, scope="project", root=root, home=home, command=CMD)
     servers = _load(root / rel)["mcpServers"]
     assert list(servers) == ["a", "tether", "z"]  # updated in place
-    assert servers["tether"]["command"] == "tether" and servers["tether"]["args"] == ["mcp"]
+    assert [servers["tether"]["command"], *servers["tether"]["args"]] == guard.mcp_argv()
     assert servers["tether"]["env"] == {"TETHER_HOME": "/data"}
 
 
 def test_codex_toml_edits_keep_every_other_byte(tmp_path: Path) -> None:
     root, home = _dirs(tmp_path)
-    config = root / ".codex" / "config.toml"
-    _write(root, {".codex/config.toml": CODEX_TOML})
-    install("codex", scope="project", root=root, home=home, command=["/opt/my tools/python", "-m", "tether"])
+    config = home / ".codex" / "config.toml"
+    _write(home, {".codex/config.toml": CODEX_TOML})
+    install("codex", scope="user", root=root, home=home, command=["/opt/my tools/python", "-m", "tether"])
     text = config.read_text()
-    assert text.startswith(CODEX_TOML)  # appended; nothing before it rewritten
+    added = text.splitlines()
+    for line in CODEX_TOML.splitlines():  # every line is still there, in order; tether's table sits with
+        added.remove(line)  # the other servers
+    assert added[0] == "[mcp_servers.tether]" and text.rindex("[mcp_servers.tether]") > text.index(
+        "DOCS_TOKEN"
+    )
     data = tomllib.loads(text)
     assert data["mcp_servers"]["tether"] == {
         "command": "/opt/my tools/python",
         "args": ["-m", "tether", "mcp"],
+        "required": True,
+        "startup_timeout_sec": 30,
+        "env_vars": ["TETHER_BIN", "TETHER_HOME"],
     }
     assert data["notes"] == "[mcp_servers.tether]\nthis is a string, not a table\n"
     assert data["mcp_servers"]["docs"]["args"][1] == "docs-server]"
+    assert data["projects"] == {"/home/u/repo": {"trust_level": "trusted"}}
+    (config.parent / "config.toml.tether-backup").unlink()  # no backup: uninstall cuts tether's table out
+    uninstall("codex", scope="user", root=root, home=home)
+    assert config.read_text() == CODEX_TOML
 
 
 def test_codex_existing_tether_table_is_updated_in_place(tmp_path: Path) -> None:
@@ -400,10 +435,13 @@ def test_codex_existing_tether_table_is_updated_in_place(tmp_path: Path) -> None
     text = (root / ".codex" / "config.toml").read_text()
     assert "# managed by hand\n" in text and "startup_timeout_sec = 20\n" in text
     data = tomllib.loads(text)
+    argv = guard.mcp_argv()
     assert data["mcp_servers"]["tether"] == {
-        "command": "tether",
-        "args": ["mcp"],
-        "startup_timeout_sec": 20,
+        "command": argv[0],
+        "args": argv[1:],
+        "startup_timeout_sec": 20,  # the user's own value stays
+        "required": True,
+        "env_vars": ["TETHER_BIN", "TETHER_HOME"],
         "env": {"TETHER_HOME": "/data"},
     }
     (root / ".codex" / "config.toml.tether-backup").unlink()  # as if made long ago and thrown away
@@ -411,6 +449,37 @@ def test_codex_existing_tether_table_is_updated_in_place(tmp_path: Path) -> None
     uninstall("codex", scope="project", root=root, home=home)
     text = (root / ".codex" / "config.toml").read_text()
     assert text == 'model = "o3"\n\n# other servers below\n[mcp_servers.x]\ncommand = "x"\n'
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        'mcp_servers = { docs = { command = "npx" } }\n',
+        '[mcp_servers]\ntether = { command = "tether", args = ["mcp"], env = { A = "1" } }\n',
+        'mcp_servers.docs.command = "npx"\n',
+        "[mcp_servers]\n\n[x]\ny = 1\n",
+        "# only a comment",
+        'a = 1\r\nb = "two"\r\n',
+    ],
+)
+def test_codex_toml_in_any_form_is_edited_and_restored(tmp_path: Path, original: str) -> None:
+    root, home = _dirs(tmp_path)
+    config = home / ".codex" / "config.toml"
+    _write(home, {".codex/config.toml": original})
+    install("codex", scope="user", root=root, home=home, command=CMD)
+    text = config.read_bytes().decode()
+    tether_entry = tomllib.loads(text)["mcp_servers"]["tether"]
+    assert tether_entry["command"] == "tether" and tether_entry["required"] is True
+    if "\r\n" in original:
+        assert "\n" not in text.replace("\r\n", "")  # the file's own line endings
+    assert install("codex", scope="user", root=root, home=home, command=CMD).changed == []
+    config.with_name("config.toml.tether-backup").unlink()
+    uninstall("codex", scope="user", root=root, home=home)
+    after = tomllib.loads(config.read_text()) if config.exists() else {}
+    before = tomllib.loads(original)
+    if "tether" in before.get("mcp_servers", {}):  # a hand-made tether entry goes, the rest stays
+        del before["mcp_servers"]["tether"]
+    assert after == before
 
 
 def test_a_users_handler_inside_tethers_group_survives_uninstall(tmp_path: Path) -> None:
@@ -427,17 +496,13 @@ def test_a_users_handler_inside_tethers_group_survives_uninstall(tmp_path: Path)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_hook_commands_run_the_given_command_even_with_spaces(tmp_path: Path, agent: str) -> None:
+def test_user_hook_commands_run_the_given_command_even_with_spaces(tmp_path: Path, agent: str) -> None:
     root, home = _dirs(tmp_path)
     command = ["/opt/my tools/python3", "-m", "tether"]
-    install(agent, scope="project", root=root, home=home, command=command)
-    commands = [
-        c
-        for p in config_files(agent, scope="project", root=root, home=home)
-        for c in _hook_commands(_load(p))
-    ]
+    install(agent, scope="user", root=root, home=home, command=command)
+    commands = [c for p in _targets(agent, "user", root, home) for c in _hook_commands(_load(p))]
     assert [shlex.split(c) for c in commands] == [[*command, "hook", agent, s.event] for s in HOOKS[agent]]
-    uninstall(agent, scope="project", root=root, home=home)
+    uninstall(agent, scope="user", root=root, home=home)
     assert _tree(root, home) == {}
 
 
@@ -520,58 +585,6 @@ def test_default_command(
     assert default_command() == expected
 
 
-# ---- the repository as a Claude Code plugin (.claude-plugin/plugin.json + hooks/hooks.json) -------------
-
-
-def test_plugin_manifest() -> None:
-    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
-    assert manifest["name"] == "tether"
-    assert manifest["version"] == tether.__version__
-    assert isinstance(manifest["description"], str) and manifest["description"]
-    # Only plugin.json lives in .claude-plugin/; hooks/hooks.json is found by convention (not re-declared).
-    assert sorted(p.name for p in (REPO / ".claude-plugin").iterdir()) == ["plugin.json"]
-    assert "hooks" not in manifest
-    server = manifest["mcpServers"]["tether"]
-    assert server == {"type": "stdio", "command": "tether", "args": ["mcp"]}
-
-
-def test_plugin_hooks_file() -> None:
-    data = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    assert set(data) == {"description", "hooks"}
-    hooks = data["hooks"]
-    for event, groups in hooks.items():
-        assert event in CLAUDE_EVENTS
-        assert isinstance(groups, list) and groups
-        for group in groups:
-            assert set(group) <= {"matcher", "hooks"}
-            for handler in group["hooks"]:
-                assert handler["type"] == "command"
-                assert shlex.split(handler["command"]) == ["tether", "hook", "claude", event]
-                assert isinstance(handler["timeout"], int) and 0 < handler["timeout"] <= 30
-    assert hooks["PreToolUse"][0]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
-    # Reads bring gotchas, edits record touched files, memory tools silence hints; nothing else.
-    assert [g.get("matcher") for g in hooks["PostToolUse"]] == [
-        "Read|Edit|Write|MultiEdit|NotebookEdit|mcp__.*memory_.*"
-    ]
-    assert set(hooks) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionEnd"}
-
-
-def test_plugin_hooks_match_what_install_writes(tmp_path: Path) -> None:
-    root, home = _dirs(tmp_path)
-    install("claude", scope="project", root=root, home=home, command=["tether"])
-    installed = json.loads((root / ".claude" / "settings.json").read_text())
-    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    assert plugin["hooks"] == installed["hooks"]
-
-
-def test_no_plugin_mcp_json_at_the_repo_root() -> None:
-    # The plugin declares its server inline in plugin.json: a root .mcp.json would also be this repository's
-    # project-scope MCP config and start a second `tether` server for anyone developing tether in Claude Code.
-    assert not (REPO / ".mcp.json").exists() or "tether" not in json.loads(
-        (REPO / ".mcp.json").read_text()
-    ).get("mcpServers", {})
-
-
 def test_paths_in_reports_are_under_the_given_dirs(tmp_path: Path) -> None:
     root, home = _dirs(tmp_path)
     for agent in AGENTS:
@@ -581,3 +594,256 @@ def test_paths_in_reports_are_under_the_given_dirs(tmp_path: Path) -> None:
                 os.path.commonpath([p, base]) == str(base)
                 for p in config_files(agent, scope=scope, root=root, home=home)
             )
+
+
+# ---- committed files name no machine's path; this machine's path goes to Claude Code's local settings ----
+
+
+def _git_repo(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_committed_files_never_name_this_machines_tether(tmp_path: Path, agent: str) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    venv = tmp_path / "my venv" / "bin"
+    report = install(
+        agent,
+        scope="project",
+        root=root,
+        home=home,
+        command=[str(venv / "python"), "-m", "tether"],
+        tether_bin=venv / "tether",
+    )
+    committed = [p for p in report.changed if p.name != LOCAL]
+    assert committed and all(str(tmp_path) not in p.read_text() for p in committed)
+    local = root / ".claude" / LOCAL
+    if agent == "claude":
+        assert json.loads(local.read_text()) == {"env": {"TETHER_BIN": str(venv / "tether")}}
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", str(local)])
+        assert ignored.returncode == 0  # kept out of commits (.git/info/exclude)
+        assert any("settings.local.json" in n and "TETHER_BIN" in n for n in report.notes)
+        # With the right tether on PATH later, the override goes.
+        install(agent, scope="project", root=root, home=home, command=CMD)
+        assert not local.exists()
+    else:
+        assert not local.exists()
+        assert any(f"export TETHER_BIN={venv / 'tether'}" in n for n in report.notes)
+    uninstall(agent, scope="project", root=root, home=home)
+    assert not (root / ".claude" / "settings.json").exists() and not local.exists()
+
+
+def test_uninstall_removes_tether_bin_and_keeps_the_rest_of_the_local_settings(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    local = root / ".claude" / LOCAL
+    _write(root, {".claude/settings.local.json": '{"env": {"DEBUG": "1"}, "model": "opus"}\n'})
+    install(
+        "claude",
+        scope="project",
+        root=root,
+        home=home,
+        command=["/x/python", "-m", "tether"],
+        tether_bin=Path("/x/tether"),
+    )
+    assert json.loads(local.read_text())["env"] == {"DEBUG": "1", "TETHER_BIN": "/x/tether"}
+    local.with_name(LOCAL + ".tether-backup").unlink()
+    uninstall("claude", scope="project", root=root, home=home)
+    assert json.loads(local.read_text()) == {"env": {"DEBUG": "1"}, "model": "opus"}
+
+
+@pytest.mark.parametrize(
+    ("allow", "expected"),
+    [
+        ("read", ["mcp__tether__memory_search", "mcp__tether__memory_get", "mcp__tether__memory_links"]),
+        (
+            "all",
+            [
+                "mcp__tether__memory_search",
+                "mcp__tether__memory_get",
+                "mcp__tether__memory_links",
+                "mcp__tether__memory_add",
+                "mcp__tether__memory_remove",
+                "mcp__tether__memory_pin",
+            ],
+        ),
+        ("none", []),
+    ],
+)
+@pytest.mark.parametrize("scope", SCOPES)
+def test_claude_tool_permissions_are_written(
+    tmp_path: Path, scope: str, allow: str, expected: list[str]
+) -> None:
+    root, home = _dirs(tmp_path)
+    settings = _base(scope, root, home) / ".claude" / "settings.json"
+    _write(_base(scope, root, home), {".claude/settings.json": CLAUDE_SETTINGS})
+    install("claude", scope=scope, root=root, home=home, command=CMD, allow_tools=allow)
+    assert _load(settings)["permissions"]["allow"] == ["Bash(make test)", *expected]
+    # Another choice later reconciles in place; the user's rules stay first.
+    install("claude", scope=scope, root=root, home=home, command=CMD, allow_tools="read")
+    assert _load(settings)["permissions"]["allow"] == ["Bash(make test)", *expected[:3]] or allow == "none"
+    settings.with_name("settings.json.tether-backup").unlink()
+    uninstall("claude", scope=scope, root=root, home=home)
+    assert _load(settings)["permissions"] == {"allow": ["Bash(make test)"]}
+
+
+def test_unknown_allow_tools_choice(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    with pytest.raises(ValidationError, match="--allow-tools"):
+        install("claude", scope="project", root=root, home=home, command=CMD, allow_tools="some")
+
+
+def test_codex_entry_is_required_with_room_to_start(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    install("codex", scope="project", root=root, home=home, command=CMD)
+    entry = tomllib.loads((root / ".codex" / "config.toml").read_text())["mcp_servers"]["tether"]
+    assert entry["required"] is True and entry["startup_timeout_sec"] >= 30
+    assert entry["env_vars"] == ["TETHER_BIN", "TETHER_HOME"]  # Codex passes servers few variables
+
+
+# ---- Gemini's settings.json may hold comments -------------------------------------------------------
+
+GEMINI_JSONC = """{
+  // look and feel
+  "theme": "GitHub",
+  "hooks": {
+    /* the team's guard */
+    "BeforeTool": [
+      {"matcher": "run_shell_command", "hooks": [{"name": "guard", "type": "command", "command": "./guard.sh"}]} // keep
+    ]
+  },
+  "mcpServers": {
+    "fs": {"command": "npx"} // files
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_gemini_settings_with_comments_keep_them(tmp_path: Path, scope: str) -> None:
+    root, home = _dirs(tmp_path)
+    base = _base(scope, root, home)
+    _write(base, {".gemini/settings.json": GEMINI_JSONC})
+    settings = base / ".gemini" / "settings.json"
+    install("gemini", scope=scope, root=root, home=home, command=CMD)
+    text = settings.read_text()
+    for comment in ("// look and feel", "/* the team's guard */", "// keep", "// files"):
+        assert comment in text
+    assert "tether" in json.dumps(guard.__name__) and '"tether": {' in text
+    assert install("gemini", scope=scope, root=root, home=home, command=CMD).changed == []
+    uninstall("gemini", scope=scope, root=root, home=home)
+    assert settings.read_text() == GEMINI_JSONC  # byte for byte (from the backup)
+    # Without the backup, tether's entries are cut out and every comment stays.
+    install("gemini", scope=scope, root=root, home=home, command=CMD)
+    settings.with_name("settings.json.tether-backup").unlink()
+    uninstall("gemini", scope=scope, root=root, home=home)
+    assert settings.read_text() == GEMINI_JSONC
+
+
+def test_gemini_trailing_comma_is_refused_with_its_line(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _write(root, {".gemini/settings.json": '{\n  "theme": "GitHub",\n}\n'})
+    with pytest.raises(ConfigError, match=r"line 3, column 1; a trailing comma is not allowed"):
+        install("gemini", scope="project", root=root, home=home, command=CMD)
+
+
+def test_claude_settings_stay_strict_json(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _write(root, {".claude/settings.json": '{\n  // a comment\n  "model": "opus"\n}\n'})
+    with pytest.raises(ConfigError, match=r"not valid JSON .*line 2"):
+        install("claude", scope="project", root=root, home=home, command=CMD)
+
+
+def test_json_edits_leave_the_rest_of_the_file_as_it_was(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _write(root, {".cursor/mcp.json": CURSOR_MCP})
+    install("cursor", scope="project", root=root, home=home, command=CMD)
+    text = (root / ".cursor" / "mcp.json").read_text()
+    assert text.startswith('{\n  "mcpServers": {\n    "linear": {"url": "https://mcp.linear.app/sse"},\n')
+
+
+# ---- directories: uninstall removes only those an install created --------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_agent_directory_that_was_there_stays(tmp_path: Path, agent: str) -> None:
+    root, home = _dirs(tmp_path)
+    existing = home / f".{agent}"
+    existing.mkdir()  # there before, empty
+    install(agent, scope="user", root=root, home=home, command=CMD)
+    uninstall(agent, scope="user", root=root, home=home)
+    assert existing.is_dir() and list(existing.iterdir()) == []
+    # One the install made goes again.
+    install(agent, scope="project", root=root, home=home, command=CMD)
+    uninstall(agent, scope="project", root=root, home=home)
+    assert list(root.iterdir()) == []
+
+
+def test_a_dry_run_records_no_directory(tmp_path: Path, tether_home: Path) -> None:
+    root, home = _dirs(tmp_path)
+    install("cursor", scope="user", root=root, home=home, command=CMD, dry_run=True)
+    assert not (home / ".cursor").exists() and not tether_home.exists()
+
+
+# ---- the commands --------------------------------------------------------------------------------
+
+
+def test_uninstall_help_is_its_own() -> None:
+    cli = build_cli()
+    runner = CliRunner()
+    install_help = runner.invoke(cli, ["install", "--help"]).output
+    uninstall_help = runner.invoke(cli, ["uninstall", "--help"]).output
+    assert (
+        "Remove from this project's config" in uninstall_help
+        and "Remove from your user config" in uninstall_help
+    )
+    assert "Install into" not in uninstall_help and "--allow-tools" not in uninstall_help
+    assert "Install into this project's config" in install_help and "--allow-tools" in install_help
+
+
+def test_install_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(home))
+    result = CliRunner().invoke(build_cli(), ["install", "claude", "--allow-tools", "none"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "changed:" in result.output and "permissions" not in (root / ".claude" / "settings.json").read_text()
+    )
+    result = CliRunner().invoke(build_cli(), ["uninstall", "claude", "--dry-run"])
+    assert result.exit_code == 0 and "would change" in result.output
+
+
+def test_backups_and_local_settings_stay_out_of_git(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    _write(root, EXISTING["claude", "project"])
+    report = install(
+        "claude",
+        scope="project",
+        root=root,
+        home=home,
+        command=["/x/python", "-m", "tether"],
+        tether_bin=Path("/x/tether"),
+    )
+    status = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert ".claude/settings.json\n" in status and ".mcp.json" in status
+    assert "tether-backup" not in status and LOCAL not in status
+    assert any("*.tether-backup" in n and "exclude" in n for n in report.notes)
+    exclude = (root / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("*.tether-backup") == 1 and exclude.count(LOCAL) == 1
+    install(
+        "claude",
+        scope="project",
+        root=root,
+        home=home,
+        command=["/y/python", "-m", "tether"],
+        tether_bin=Path("/y/tether"),
+    )
+    assert (root / ".git" / "info" / "exclude").read_text() == exclude  # once

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
-from tether.adapters.mcp.server import INSTRUCTIONS, check_loopback, run
+from tether.adapters.mcp.server import INSTRUCTIONS, check_loopback, project_start, run
 from tether.errors import ValidationError
 from tether.project import init_project
 from tether.store.sqlite.store import SQLiteStore
@@ -374,23 +374,58 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(proj
         assert len(ws.find()) == 3  # nothing was written
 
 
-async def test_without_a_project_add_says_to_init_and_user_memory_still_works(tmp_path: Path) -> None:
+async def test_without_a_project_tools_say_so_and_user_memory_still_works(tmp_path: Path) -> None:
     root, home = tmp_path / "bare", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     git(root, "init", "-q")
     project = Project(root, home, {})
     async with serve(project) as client:
+        # An empty answer would read as "nothing is known": each call names the missing project instead.
+        for tool, args in [("memory_search", {"query": "commits"}), ("memory_get", {"id": "0123abcd"})]:
+            message = await fails(client, tool, args)
+            assert (
+                "no tether project here: run `tether init` in the repository (or pass --project)" in message
+            )
+            assert str(root) in message
         message = await fails(client, "memory_add", {"summary": "Prefer small commits"})
-        assert "tether init" in message and 'scope="user"' in message
+        assert "tether init" in message
         added = await call(client, "memory_add", {"summary": "Prefer small commits", "scope": "user"})
-        assert added["id"] in await search_ids(client, "small commits")
+        assert added["scope"] == "user"
         # `tether init` while the server runs: project memory works from the next call.
         init_project(root, home)
+        assert added["id"] in await search_ids(client, "small commits")
         assert (await call(client, "memory_add", {"summary": "Prefer small commits here"}))[
             "scope"
         ] == "project"
     assert len(list((root / ".tether" / "memories").glob("*.md"))) == 1
+
+
+@pytest.mark.parametrize("how", ["--project", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"])
+async def test_the_server_finds_its_project_from_the_agent_not_only_its_cwd(
+    project: Project, tmp_path: Path, how: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"  # agents may start servers outside the repository
+    elsewhere.mkdir()
+    args = ["mcp", "--project", str(project.root / "src")] if how == "--project" else ["mcp"]
+    env = project.env() if how == "--project" else project.env(**{how: str(project.root)})
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("tether")), args=args, env=env, cwd=str(elsewhere)
+    )
+    with (tmp_path / "server.log").open("a", encoding="utf-8") as log:
+        async with Client(stdio_client(params, errlog=log), read_timeout_seconds=60) as client:
+            assert project.ids["port"] in await search_ids(client, "staging port")
+
+
+def test_project_start_order(tmp_path: Path) -> None:
+    a, b, c = (tmp_path / name for name in "abc")
+    for d in (a, b, c):
+        d.mkdir()
+    env = {"CLAUDE_PROJECT_DIR": str(b), "GEMINI_PROJECT_DIR": str(c)}
+    assert project_start(a, tmp_path, env) == a
+    assert project_start(None, tmp_path, env) == b
+    assert project_start(None, tmp_path, {"GEMINI_PROJECT_DIR": str(c)}) == c
+    assert project_start(None, tmp_path, {"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}) == tmp_path
 
 
 # -- streamable HTTP --------------------------------------------------------------------------------

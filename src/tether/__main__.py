@@ -8,6 +8,8 @@ other; the commands that reach the others (`tether hook`, `tether mcp`, `tether 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -25,6 +27,21 @@ def build_cli() -> Any:
     return cli
 
 
+def check_agents(root: Path | None) -> Sequence[Any]:
+    """`tether doctor`'s check of the agent integrations (the installer's), for the project and the user."""
+    from tether.adapters.install.check import check_agents as check
+    from tether.project import find_git_root
+
+    return check(root or find_git_root(Path.cwd()), Path.home())
+
+
+def extensions() -> Any:
+    """What the CLI's commands get from the other adapters (click's `obj`)."""
+    from tether.adapters.cli.common import Extensions
+
+    return Extensions(doctor_checks=(check_agents,))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
@@ -35,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     build_cli()
     from tether.adapters.cli.main import main as cli_main
 
-    cli_main(args)
+    cli_main(args, obj=extensions())
 
 
 if __name__ == "__main__":

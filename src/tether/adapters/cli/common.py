@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -16,6 +17,37 @@ from tether.model.memory import Memory
 from tether.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ReportedProblem(Protocol):
+    """A problem another adapter found, as plain data (`tether doctor` prints it beside its own)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def where(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+# A check `tether doctor` runs besides the workspace's own: given the project root (None outside one).
+DoctorCheck = Callable[[Path | None], Sequence[ReportedProblem]]
+
+
+@dataclass(frozen=True)
+class Extensions:
+    """What the composition root (`tether.__main__`) hands the commands as click's `obj`.
+
+    The CLI adapter does not import the others; what they add to its commands comes in here.
+    """
+
+    doctor_checks: tuple[DoctorCheck, ...] = ()
+
+
+def extensions(ctx: click.Context) -> Extensions:
+    return ctx.obj if isinstance(ctx.obj, Extensions) else Extensions()
 
 
 def json_option(func: F) -> F:

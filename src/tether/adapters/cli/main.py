@@ -44,9 +44,10 @@ def _register() -> None:
 _register()
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, obj: object = None) -> None:
+    """Run the CLI; `obj` (an `Extensions`) is what the composition root adds from the other adapters."""
     try:
-        cli.main(args=argv, prog_name="tether", standalone_mode=False)
+        cli.main(args=argv, prog_name="tether", standalone_mode=False, obj=obj)
     except click.exceptions.Abort:
         echo("aborted", err=True)
         sys.exit(1)

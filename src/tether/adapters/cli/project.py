@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import ReportedProblem, echo, emit, extensions, json_option, workspace
 from tether.model.display import safe_json
 from tether.store.base import Query
 
@@ -82,25 +82,30 @@ def reindex(embeddings: bool) -> None:
 
 @click.command()
 @json_option
-def doctor(as_json: bool) -> None:
-    """List every problem: notes that do not parse, dead file references, index gaps."""
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """List every problem: notes that do not parse, dead file references, index gaps, agent integrations."""
     with workspace(require_project=False, sync_notes=False) as ws:
         report = ws.doctor()
+        root = ws.root
+    problems: list[ReportedProblem] = [*report.problems]
+    for check in extensions(ctx).doctor_checks:  # e.g. the installer's look at agent configs
+        problems += check(root)
     if as_json:
         emit(
             {
                 "memories": report.memories,
                 "notes": report.notes,
-                "problems": [vars(p) for p in report.problems],
+                "problems": [{"kind": p.kind, "where": p.where, "message": p.message} for p in problems],
             }
         )
     else:
         echo(f"{report.memories} memories, {report.notes} notes")
-        for p in report.problems:
+        for p in problems:
             echo(f"{p.kind}: {p.where}: {p.message}")
-        if not report.problems:
+        if not problems:
             echo("no problems")
-    if report.problems:
+    if problems:
         sys.exit(1)
 
 

@@ -21,15 +21,26 @@ def echo(message: str) -> None:
     click.echo(printable(message))
 
 
-def _install_options(func: F) -> F:
-    func = click.option("--dry-run", is_flag=True, help="Print the diff, write nothing.")(func)
-    func = click.option("--user", "scope", flag_value="user", help="Install for your user (all projects).")(
-        func
-    )
-    func = click.option(
-        "--project", "scope", flag_value="project", default=True, help="Install into this project (default)."
-    )(func)
-    return click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))(func)
+AGENT = click.argument("agent", type=click.Choice(("claude", "codex", "cursor", "gemini")))
+
+
+def _scope_options(verb: str) -> Callable[[F], F]:
+    """--project, --user and --dry-run, worded for installing or removing."""
+
+    def decorate(func: F) -> F:
+        func = click.option("--dry-run", is_flag=True, help="Print the diff, write nothing.")(func)
+        func = click.option(
+            "--user", "scope", flag_value="user", help=f"{verb} your user config (all projects)."
+        )(func)
+        return click.option(
+            "--project",
+            "scope",
+            flag_value="project",
+            default=True,
+            help=f"{verb} this project's config, the files a team commits (default).",
+        )(func)
+
+    return decorate
 
 
 def _show_install(report: InstallReport, dry_run: bool) -> None:
@@ -44,20 +55,37 @@ def _show_install(report: InstallReport, dry_run: bool) -> None:
 
 
 @click.command()
-@_install_options
-def install(agent: str, scope: str, dry_run: bool) -> None:
-    """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up)."""
+@AGENT
+@_scope_options("Install into")
+@click.option(
+    "--allow-tools",
+    type=click.Choice(("read", "all", "none")),
+    default="read",
+    show_default=True,
+    help="Claude Code: permission rules written for tether's MCP tools (read: search, get, links; "
+    "all: also add, remove, pin; none: Claude asks).",
+)
+def install(agent: str, scope: str, dry_run: bool, allow_tools: str) -> None:
+    """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up).
+
+    Project files are what a team commits: their commands run tether when a machine has it and stay quiet
+    (one hint at session start) when it does not, and they never name this machine's paths.
+    """
     from tether.adapters.install.installer import install as do_install
     from tether.project import find_git_root
 
     root = find_git_root(Path.cwd()) or Path.cwd()
-    _show_install(do_install(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+    report = do_install(
+        agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run, allow_tools=allow_tools
+    )
+    _show_install(report, dry_run)
 
 
 @click.command()
-@_install_options
+@AGENT
+@_scope_options("Remove from")
 def uninstall(agent: str, scope: str, dry_run: bool) -> None:
-    """Remove exactly what `tether install` added."""
+    """Remove exactly what `tether install` added (hooks, MCP server, tool rules, TETHER_BIN)."""
     from tether.adapters.install.installer import uninstall as do_uninstall
     from tether.project import find_git_root
 

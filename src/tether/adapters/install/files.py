@@ -16,7 +16,6 @@ from tether.errors import ConfigError
 from tether.fs import write_atomic
 
 BACKUP_SUFFIX = ".tether-backup"
-AGENT_DIRS = frozenset({".claude", ".codex", ".cursor", ".gemini"})
 
 
 class Editor(Protocol):
@@ -42,6 +41,7 @@ class Change:
     new: str | None
     backup: Path | None = None  # write `old` here first (the first change tether makes to the file)
     drop_backup: Path | None = None  # the backup was restored byte for byte: it is no longer needed
+    made_dirs: tuple[Path, ...] = ()  # directories that do not exist yet and writing the file creates
 
     def diff(self) -> str:
         return unified_diff(self.path, self.old, self.new)
@@ -81,10 +81,23 @@ def plan_install(path: Path, editor: Editor) -> Change | None:
         new = editor.install(old)
     except Problem as problem:
         raise _config_error(path, problem) from None
-    if new == old:
-        return None
+    if new == old or (old is None and editor.is_blank(new)):
+        return None  # nothing to do, and no empty file made for nothing
     backup = backup_path(path)
-    return Change(path, old, new, backup=backup if old is not None and not backup.exists() else None)
+    if old is not None and editor.is_blank(new):  # all that is left of tether there goes (TETHER_BIN)
+        return _taken_out(path, old, new, editor)
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    return Change(
+        path,
+        old,
+        new,
+        backup=backup if old is not None and not backup.exists() else None,
+        made_dirs=tuple(missing),
+    )
 
 
 def plan_uninstall(path: Path, editor: Editor) -> Change | None:
@@ -92,12 +105,16 @@ def plan_uninstall(path: Path, editor: Editor) -> Change | None:
     if old is None:
         return None
     try:
-        new: str | None = editor.uninstall(old)
+        new = editor.uninstall(old)
     except Problem as problem:
         raise _config_error(path, problem) from None
     if new == old:
         return None
-    assert new is not None
+    return _taken_out(path, old, new, editor)
+
+
+def _taken_out(path: Path, old: str, new: str, editor: Editor) -> Change:
+    """A change that takes tether's entries out: back to the original bytes, or gone if tether made it."""
     backup = backup_path(path)
     saved = read(backup)
     if saved is not None and editor.equivalent(new, saved):
@@ -113,21 +130,47 @@ def _atomic_write(path: Path, text: str, mode_from: Path | None) -> None:
     write_atomic(path, text, mode_from=mode_from, through_symlink=True)
 
 
-def apply(changes: list[Change]) -> None:
-    """Write the planned changes: backups first, then each file atomically."""
+class MadeDirs:
+    """Which directories tether's installs created (a text file, one path a line, in tether's user data).
+
+    Uninstall removes a directory only when it is empty and an install created it: an agent directory that
+    was there before, even empty, stays.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> list[str]:
+        text = read(self.path)
+        return [line for line in (text or "").splitlines() if line]
+
+    def save(self, paths: list[str]) -> None:
+        if paths:
+            _atomic_write(self.path, "".join(f"{p}\n" for p in paths), mode_from=None)
+        else:
+            self.path.unlink(missing_ok=True)
+
+
+def apply(changes: list[Change], made: MadeDirs) -> None:
+    """Write the planned changes: backups first, then each file atomically; then the directory record."""
+    recorded = made.load()
     for change in changes:
         if change.backup is not None and change.old is not None:
             _atomic_write(change.backup, change.old, mode_from=change.path)
     for change in changes:
         if change.new is None:
             change.path.unlink(missing_ok=True)
-            parent = change.path.parent
-            if parent.name in AGENT_DIRS and not any(parent.iterdir()):
-                parent.rmdir()  # the agent directory tether created for this file
+            for parent in change.path.parents:
+                if str(parent) not in recorded or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+                recorded.remove(str(parent))
         else:
             _atomic_write(change.path, change.new, mode_from=change.path)
+            recorded += [str(d) for d in change.made_dirs if str(d) not in recorded]
         if change.drop_backup is not None:
             change.drop_backup.unlink(missing_ok=True)
+    made.save(recorded)
 
 
 def unified_diff(path: Path, old: str | None, new: str | None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tomllib
@@ -20,15 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.adapters.install import files
+from tether.adapters.install import files, guard
 from tether.adapters.install.files import Change, Editor
-from tether.adapters.install.jsonconf import FlatHooks, JsonEditor, McpServer, NestedHooks
-from tether.adapters.install.specs import HOOKS, mcp_entry
+from tether.adapters.install.jsonconf import AllowTools, EnvVar, FlatHooks, JsonEditor, McpServer, NestedHooks
+from tether.adapters.install.specs import HOOKS, SERVER_NAME, mcp_entry
 from tether.adapters.install.tomlconf import TomlMcpEditor
 from tether.errors import ValidationError
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 SCOPES = ("project", "user")
+ALLOW_TOOLS = ("read", "all", "none")
+# Claude Code permission rules `install` writes: by default the tools that change nothing; `all` adds the
+# writing ones (memory_add writes a note the user sees in `git status`; remove archives; pin needs approval).
+READ_TOOLS = ("memory_search", "memory_get", "memory_links")
+WRITE_TOOLS = ("memory_add", "memory_remove", "memory_pin")
 
 
 @dataclass(frozen=True)
@@ -75,22 +81,61 @@ def default_command() -> list[str]:
     return [sys.executable, "-m", "tether"]
 
 
-def _check(agent: str, scope: str) -> None:
+def local_bin() -> Path | None:
+    """This installation's `tether` executable (the console script beside the running interpreter)."""
+    scripts = Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+    for name in ("tether", "tether.exe"):
+        if (scripts / name).is_file():
+            return scripts / name
+    return None
+
+
+def _check(agent: str, scope: str, allow_tools: str = "read") -> None:
     if agent not in AGENTS:
         raise ValidationError(f"unknown agent {agent!r}; choose one of {', '.join(AGENTS)}")
     if scope not in SCOPES:
         raise ValidationError(
             f"unknown scope {scope!r}; choose 'project' (this repository) or 'user' (everywhere)"
         )
+    if allow_tools not in ALLOW_TOOLS:
+        raise ValidationError(
+            f"unknown --allow-tools {allow_tools!r}; choose one of {', '.join(ALLOW_TOOLS)}"
+        )
 
 
-def _targets(agent: str, scope: str, root: Path, home: Path, command: list[str]) -> list[tuple[Path, Editor]]:
-    base = root if scope == "project" else home
+def tool_rules(allow_tools: str) -> list[str]:
+    """Claude Code permission rules for tether's MCP tools: `read` (the default), `all` or `none`."""
+    names = {"read": READ_TOOLS, "all": READ_TOOLS + WRITE_TOOLS, "none": ()}[allow_tools]
+    return [f"mcp__{SERVER_NAME}__{name}" for name in names]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one install writes, apart from the agent and scope: how hooks call tether, and options."""
+
+    command: list[str]  # how this machine runs tether (written as is into user-scope files)
+    allow_tools: str = "read"
+    tether_bin: str | None = None  # TETHER_BIN for the committed commands on this machine (Claude Code)
+
+
+def _targets(agent: str, scope: str, root: Path, home: Path, plan: _Plan) -> list[tuple[Path, Editor]]:
+    committed = scope == "project"
+    base = root if committed else home
+    # A team commits project files: their commands must not name this machine's paths (`guard`).
+    command = None if committed else plan.command
     server = McpServer(mcp_entry(agent, command))
     if agent == "claude":
-        hooks = JsonEditor([NestedHooks(agent, HOOKS[agent], command)])
-        mcp_file = root / ".mcp.json" if scope == "project" else home / ".claude.json"
-        return [(base / ".claude" / "settings.json", hooks), (mcp_file, JsonEditor([server]))]
+        allow = AllowTools(tool_rules(plan.allow_tools), frozenset(tool_rules("all")))
+        settings = JsonEditor([NestedHooks(agent, HOOKS[agent], command), allow])
+        mcp_file = root / ".mcp.json" if committed else home / ".claude.json"
+        targets: list[tuple[Path, Editor]] = [
+            (base / ".claude" / "settings.json", settings),
+            (mcp_file, JsonEditor([server])),
+        ]
+        if committed:  # this machine's path to tether, in the file Claude Code keeps out of git
+            local = JsonEditor([EnvVar(guard.BIN_VAR, plan.tether_bin)])
+            targets.append((root / ".claude" / "settings.local.json", local))
+        return targets
     if agent == "codex":
         return [
             (base / ".codex" / "hooks.json", JsonEditor([NestedHooks(agent, HOOKS[agent], command)])),
@@ -104,14 +149,14 @@ def _targets(agent: str, scope: str, root: Path, home: Path, command: list[str])
             ),
             (base / ".cursor" / "mcp.json", JsonEditor([server])),
         ]
-    editor = JsonEditor([NestedHooks(agent, HOOKS[agent], command, named=True), server])
+    editor = JsonEditor([NestedHooks(agent, HOOKS[agent], command, named=True), server], comments=True)
     return [(base / ".gemini" / "settings.json", editor)]
 
 
 def config_files(agent: str, *, scope: str, root: Path, home: Path) -> list[Path]:
-    """The files `install` edits for this agent and scope."""
+    """The files `install` may edit for this agent and scope (Claude Code's local settings only if needed)."""
     _check(agent, scope)
-    return [path for path, _ in _targets(agent, scope, root, home, ["tether"])]
+    return [path for path, _ in _targets(agent, scope, root, home, _Plan(["tether"]))]
 
 
 def _quiet_parse(path: Path) -> dict[str, Any]:
@@ -129,11 +174,33 @@ def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _notes(agent: str, scope: str, root: Path, home: Path, command: list[str]) -> list[str]:
+def _notes(agent: str, scope: str, root: Path, home: Path, plan: _Plan) -> list[str]:
     notes: list[str] = []
-    if command != ["tether"]:
+    foreign = plan.command != ["tether"]
+    if scope == "project":
         notes.append(
-            f"Hooks and the MCP server run `{' '.join(command)}`: the `tether` on PATH is missing or belongs "
+            "The committed commands run `tether` from PATH (or $TETHER_BIN) through POSIX sh; a teammate "
+            "without tether gets no errors, only one hint at session start. On Windows they need an `sh` on "
+            "PATH (Git for Windows has one); otherwise install with --user and leave these files out."
+        )
+        if foreign and agent == "claude":
+            notes.append(
+                "The `tether` on PATH is missing or another installation: on this machine the hooks and the "
+                f"MCP server use {plan.tether_bin} ({guard.BIN_VAR} in .claude/settings.local.json, not committed)."
+                if plan.tether_bin
+                else "The `tether` on PATH is missing or another installation, and this one has no `tether` "
+                "executable: put tether on PATH (pipx install tether) for the hooks to run here."
+            )
+        elif foreign:
+            where = f"export {guard.BIN_VAR}={plan.tether_bin}" if plan.tether_bin else "put it on PATH"
+            notes.append(
+                "The `tether` on PATH is missing or another installation, so the committed hooks would not run "
+                f"this one: put this installation on PATH (pipx install / uv tool install), or {where} in the "
+                f"environment {AGENT_NAMES[agent]} starts from ({agent} has no local, uncommitted settings file)."
+            )
+    elif foreign:
+        notes.append(
+            f"Hooks and the MCP server run `{' '.join(plan.command)}`: the `tether` on PATH is missing or belongs "
             "to another installation. Run the install again if this environment moves."
         )
     if agent == "claude":
@@ -142,13 +209,16 @@ def _notes(agent: str, scope: str, root: Path, home: Path, command: list[str]) -
                 "Claude Code asks once to approve the `tether` server from .mcp.json (claude -p loads it "
                 "without asking); hooks in .claude/settings.json run once the folder is trusted."
             )
-        # Measured with claude -p 2.1.332 (tests/e2e): an MCP call with no allow rule is refused outright.
         allow_in = ".claude/settings.json" if scope == "project" else "~/.claude/settings.json"
-        notes.append(
-            "Claude Code asks before tether's MCP tools run, and `claude -p` refuses them unless allowed: add "
-            f'"permissions": {{"allow": ["mcp__tether__memory_search", "mcp__tether__memory_get"]}} to {allow_in}, '
-            "or pass --allowedTools."
-        )
+        rules = tool_rules(plan.allow_tools)
+        if rules:
+            notes.append(f"Allowed {', '.join(rules)} in {allow_in} (--allow-tools none leaves them out).")
+        else:
+            # Measured with claude -p 2.1.332 (tests/e2e): an MCP call with no allow rule is refused outright.
+            notes.append(
+                "Claude Code asks before tether's MCP tools run, and `claude -p` refuses them unless allowed: "
+                "install with --allow-tools read (or all), or pass --allowedTools."
+            )
         if scope != "project":
             notes.append("Claude Code rewrites ~/.claude.json while it runs: install with no session open.")
         notes.append("Do not also enable the tether Claude Code plugin: its hooks would run twice.")
@@ -158,6 +228,9 @@ def _notes(agent: str, scope: str, root: Path, home: Path, command: list[str]) -
                 f'Codex reads .codex/ only in a trusted project: `[projects."{root}"] trust_level = "trusted"` '
                 "in ~/.codex/config.toml."
             )
+        notes.append(
+            "The MCP server is `required`: Codex waits for it (up to 30 s) so its tools exist on the first turn."
+        )
         notes.append("Codex skips new hooks until you review and trust them: open /hooks in Codex once.")
         disabled = [
             str(path)
@@ -197,9 +270,65 @@ def _notes(agent: str, scope: str, root: Path, home: Path, command: list[str]) -
     return notes
 
 
+AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "cursor": "Cursor", "gemini": "Gemini CLI"}
+
+
+def _keep_out_of_git(root: Path, changes: list[Change], dry_run: bool) -> list[str]:
+    """What a project install writes that must never be committed: make sure git ignores it.
+
+    Claude Code's settings.local.json holds this machine's path (Claude Code ignores the file itself only
+    when it creates it), and `*.tether-backup` files hold the originals for uninstall. A pattern that no
+    ignore file covers yet goes into the repository's own, uncommitted `.git/info/exclude`.
+    """
+    local = root / ".claude" / "settings.local.json"
+    wanted = (
+        [("/.claude/settings.local.json", local)] if any(c.path == local and c.new for c in changes) else []
+    )
+    wanted += [(f"*{files.BACKUP_SUFFIX}", c.backup) for c in changes if c.backup is not None][:1]
+    if not wanted:
+        return []
+    try:
+        missing = [
+            pattern
+            for pattern, path in wanted
+            if subprocess.run(
+                ["git", "-C", str(root), "check-ignore", "-q", "--no-index", str(path)],
+                capture_output=True,
+                timeout=10,
+            ).returncode
+            == 1
+        ]
+        found = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--git-path", "info/exclude"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return [
+            f"Do not commit {', '.join(p for p, _ in wanted)}: they hold this machine's paths or backups."
+        ]
+    if not missing or found.returncode != 0:  # all ignored already, or not a git repository
+        return []
+    exclude = Path(found.stdout.strip())
+    exclude = exclude if exclude.is_absolute() else root / exclude
+    if not dry_run:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        old = files.read(exclude) or ""
+        with exclude.open("a", encoding="utf-8") as out:
+            out.write(("" if not old or old.endswith("\n") else "\n") + "".join(f"{p}\n" for p in missing))
+    return [f"{'Would add' if dry_run else 'Added'} {', '.join(missing)} to {exclude} (not committed)."]
+
+
+def _made_dirs() -> files.MadeDirs:
+    from tether.project import user_home
+
+    return files.MadeDirs(user_home() / "install-made-dirs.txt")
+
+
 def _run(agent: str, scope: str, changes: list[Change], dry_run: bool, notes: list[str]) -> InstallReport:
     if not dry_run:
-        files.apply(changes)
+        files.apply(changes, _made_dirs())
     return InstallReport(
         agent=agent,
         scope=scope,
@@ -218,27 +347,39 @@ def install(
     home: Path,
     dry_run: bool = False,
     command: list[str] | None = None,
+    allow_tools: str = "read",
+    tether_bin: Path | None = None,
 ) -> InstallReport:
     """Add tether's hooks and MCP server to `agent`'s config at `scope` ("project" under root, "user" under home).
+
+    `command` is how this machine runs tether (default: `default_command()`); user-scope files get it as is,
+    project files (committed) get `guard`'s commands. When `command` is not plain `tether`, a project
+    install for Claude Code points the committed commands at `tether_bin` (default: `local_bin()`) through
+    `.claude/settings.local.json`. `allow_tools` (Claude Code): `read`, `all` or `none` of the MCP tools.
 
     Raises ConfigError (naming the file and the problem, nothing written) when an existing file is malformed
     or holds an MCP server named `tether` that is not tether.
     """
-    _check(agent, scope)
+    _check(agent, scope, allow_tools)
     command = list(command) if command else default_command()
-    planned = [
-        files.plan_install(path, editor) for path, editor in _targets(agent, scope, root, home, command)
-    ]
+    override = None
+    if command != ["tether"]:
+        found = tether_bin or local_bin()
+        override = str(found) if found else None
+    plan = _Plan(command, allow_tools, override)
+    planned = [files.plan_install(path, editor) for path, editor in _targets(agent, scope, root, home, plan)]
     changes = [c for c in planned if c is not None]
-    return _run(agent, scope, changes, dry_run, _notes(agent, scope, root, home, command))
+    notes = _notes(agent, scope, root, home, plan)
+    if scope == "project":
+        notes += _keep_out_of_git(root, changes, dry_run)
+    return _run(agent, scope, changes, dry_run, notes)
 
 
 def uninstall(agent: str, *, scope: str, root: Path, home: Path, dry_run: bool = False) -> InstallReport:
-    """Remove what `install` added: tether's hooks and its MCP server, recognised by their command."""
+    """Remove what `install` added: tether's hooks, MCP server, tool rules and TETHER_BIN, recognised by name."""
     _check(agent, scope)
-    planned = [
-        files.plan_uninstall(path, editor) for path, editor in _targets(agent, scope, root, home, ["tether"])
-    ]
+    targets = _targets(agent, scope, root, home, _Plan(["tether"], "none"))
+    planned = [files.plan_uninstall(path, editor) for path, editor in targets]
     changes = [c for c in planned if c is not None]
     notes = [
         f"Removed {c.drop_backup}: {c.path} is back to its original bytes."

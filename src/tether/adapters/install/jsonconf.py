@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tether.adapters.install import jsonc
 from tether.adapters.install.specs import (
     SERVER_NAME,
     HookSpec,
@@ -30,14 +31,15 @@ def _kind(value: object) -> str:
     return names.get(type(value), "a number")
 
 
-def load(text: str | None) -> dict[str, Any]:
-    """Parse a JSON config; a missing or whitespace-only file is an empty object."""
+def load(text: str | None, *, comments: bool = False) -> dict[str, Any]:
+    """Parse a JSON config (with `comments`, JSONC); a missing or whitespace-only file is an empty object."""
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Problem(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        data = jsonc.loads(text, comments=comments)
+    except jsonc.Invalid as exc:
+        kind = "JSON (comments allowed)" if comments else "JSON"
+        raise Problem(f"is not valid {kind} ({exc})") from None
     if not isinstance(data, dict):
         raise Problem(f"should hold a JSON object at the top level, found {_kind(data)}")
     return data
@@ -46,8 +48,21 @@ def load(text: str | None) -> dict[str, Any]:
 _INDENT = re.compile(r"\n([ \t]+)\S")
 
 
-def dump(data: dict[str, Any], like: str | None) -> str:
-    """Serialise with the indent and final newline of `like` (the file's current text), else 2 spaces."""
+def dump(data: dict[str, Any], like: str | None, *, comments: bool = False) -> str:
+    """`like` (the file's current text) changed to hold `data`: only what changed is rewritten (`jsonc`).
+
+    A new file gets 2-space indents. A file the in-place rewrite cannot handle is re-serialised with its
+    indent and final newline, unless it has comments, which would be lost: then it is refused.
+    """
+    if like and like.strip():
+        try:
+            return jsonc.rewrite(like, data, comments=comments)
+        except jsonc.CannotEdit:
+            if comments and jsonc.blank_comments(like) != like:
+                raise Problem(
+                    "could not be edited without losing its comments; add tether's entries by hand "
+                    "(`tether install --dry-run` shows them)"
+                ) from None
     indent: str | int = 2
     if like:
         match = _INDENT.search(like)
@@ -93,7 +108,7 @@ class _Hooks:
 
     agent: str
     specs: Sequence[HookSpec]
-    command: Sequence[str]
+    command: Sequence[str] | None  # None: the committed guard (`guard.hook_command`)
 
     def entry(self, spec: HookSpec) -> dict[str, Any]:
         raise NotImplementedError
@@ -230,6 +245,81 @@ class McpServer:
             del data[self.container]
 
 
+def _object(data: dict[str, Any], key: str, where: str, create: bool) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is None:
+        if not create:
+            return None
+        value = data[key] = {}
+    if not isinstance(value, dict):
+        raise Problem(f"`{where}` should be an object, found {_kind(value)}")
+    return value
+
+
+@dataclass
+class AllowTools:
+    """Claude Code's `permissions.allow`: tether's MCP tool names among the user's rules, in place."""
+
+    tools: Sequence[str]  # the names this install allows
+    ours: frozenset[str]  # every name tether may have put there
+
+    def _allow(self, data: dict[str, Any], create: bool) -> list[Any] | None:
+        permissions = _object(data, "permissions", "permissions", create)
+        if permissions is None:
+            return None
+        allow = permissions.get("allow")
+        if allow is None:
+            if not create:
+                return None
+            allow = permissions["allow"] = []
+        if not isinstance(allow, list):
+            raise Problem(f"`permissions.allow` should be a list, found {_kind(allow)}")
+        return allow
+
+    def apply(self, data: dict[str, Any]) -> None:
+        allow = self._allow(data, create=bool(self.tools))
+        if allow is None:
+            return
+        kept = [rule for rule in allow if rule not in self.ours or rule in self.tools]
+        allow[:] = kept + [tool for tool in self.tools if tool not in kept]
+
+    def remove(self, data: dict[str, Any], keep: bool) -> None:
+        if keep:  # `apply` reconciles in place, keeping the order of what stays
+            return
+        allow = self._allow(data, create=False)
+        if allow is None or not any(rule in self.ours for rule in allow):
+            return
+        allow[:] = [rule for rule in allow if rule not in self.ours]
+        if not allow:
+            del data["permissions"]["allow"]
+            if not data["permissions"]:
+                del data["permissions"]
+
+
+@dataclass
+class EnvVar:
+    """One variable in a settings file's `env` object (Claude Code applies it to hooks and MCP servers)."""
+
+    name: str
+    value: str | None  # None: the variable should not be set
+
+    def apply(self, data: dict[str, Any]) -> None:
+        if self.value is not None:
+            env = _object(data, "env", "env", create=True)
+            assert env is not None
+            env[self.name] = self.value  # in place when it is there already
+
+    def remove(self, data: dict[str, Any], keep: bool) -> None:
+        if keep and self.value is not None:
+            return
+        env = _object(data, "env", "env", create=False)
+        if env is None or self.name not in env:
+            return
+        del env[self.name]
+        if not env:
+            del data["env"]
+
+
 def _pruned(data: dict[str, Any], containers: Sequence[str]) -> dict[str, Any]:
     """`data` without empty hook lists and empty containers: what tether may leave behind or take away."""
     out = dict(data)
@@ -250,33 +340,37 @@ class JsonEditor:
 
     parts: Sequence[Part]
     skeleton: dict[str, Any] = field(default_factory=dict)
-    containers: Sequence[str] = ("hooks", "mcpServers")
+    containers: Sequence[str] = ("hooks", "mcpServers", "permissions", "env")
+    comments: bool = False  # JSONC: Gemini CLI reads settings.json with `//` and `/* */` comments
 
     def parse(self, text: str | None) -> dict[str, Any]:
-        return load(text)
+        return load(text, comments=self.comments)
 
     def install(self, text: str | None) -> str:
-        data = load(text)
+        data = self.parse(text)
+        before = json.dumps(data)
         for part in self.parts:
             part.remove(data, keep=True)
         for part in self.parts:
             part.apply(data)
-        return dump(data, text)
+        if text is not None and json.dumps(data) == before:
+            return text
+        return dump(data, text, comments=self.comments)
 
     def uninstall(self, text: str) -> str:
-        data = load(text)
+        data = self.parse(text)
         before = json.dumps(data)
         for part in self.parts:
             part.remove(data, keep=False)
         if json.dumps(data) == before:
             return text
-        return dump(data, text)
+        return dump(data, text, comments=self.comments)
 
     def equivalent(self, a: str, b: str) -> bool:
         try:
-            return _pruned(load(a), self.containers) == _pruned(load(b), self.containers)
+            return _pruned(self.parse(a), self.containers) == _pruned(self.parse(b), self.containers)
         except Problem:
             return False
 
     def is_blank(self, text: str) -> bool:
-        return _pruned(load(text), self.containers) in ({}, self.skeleton)
+        return _pruned(self.parse(text), self.containers) in ({}, self.skeleton)

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tether.adapters.install import guard
+
 SERVER_NAME = "tether"  # no underscore: Gemini splits MCP tool names `mcp_<server>_<tool>` on `_`
 
 
@@ -101,20 +103,40 @@ CLAUDE_EVENTS = frozenset(
 )
 
 
-def hook_command(command: Sequence[str], agent: str, event: str) -> str:
+def hook_command(command: Sequence[str] | None, agent: str, event: str) -> str:
     """The shell command an agent runs for one hook, e.g. `tether hook claude PreToolUse`.
 
-    Shell form (not Claude's exec-form `args`) because every agent, and Cursor's loader of Claude hooks,
-    understands it; `shlex.join` quotes an interpreter path with spaces.
+    `command` None is the form a team commits (`guard.hook_command`): tether if this machine has it, else
+    silence. Shell form (not Claude's exec-form `args`) because every agent, and Cursor's loader of Claude
+    hooks, understands it; `shlex.join` quotes an interpreter path with spaces.
     """
+    if command is None:
+        return guard.hook_command(agent, event)
     return shlex.join([*command, "hook", agent, event])
 
 
-def mcp_entry(agent: str, command: Sequence[str]) -> dict[str, Any]:
-    """The MCP server entry for `tether mcp` (stdio) in the agent's own shape."""
-    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp"]}
+# Codex: without `required` the server's tools are not registered by the first turn (measured with Codex
+# 0.171.0 in tests/e2e: "unsupported call"). A required server that fails to start stops Codex from starting,
+# which is why committed configs run the guard (`guard.mcp_script`): without tether it is a stand-in that
+# starts. Codex's default startup timeout (10 s) is too tight for a Python server on a loaded machine, and
+# a required server that misses it also stops Codex. Codex starts MCP servers with only a few variables
+# of its environment (measured with 0.171.0): `env_vars` passes on the ones that say which tether runs
+# (the guard's TETHER_BIN) and where user memory lives, as the hooks see them.
+CODEX_MCP_OPTIONS: dict[str, Any] = {
+    "required": True,
+    "startup_timeout_sec": 30,
+    "env_vars": [guard.BIN_VAR, "TETHER_HOME"],
+}
+
+
+def mcp_entry(agent: str, command: Sequence[str] | None) -> dict[str, Any]:
+    """The MCP server entry for `tether mcp` (stdio) in the agent's own shape; `command` None is the guard."""
+    argv = guard.mcp_argv() if command is None else [*command, "mcp"]
+    entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
     if agent == "claude":
         return {"type": "stdio", **entry}
+    if agent == "codex":
+        return {**entry, **CODEX_MCP_OPTIONS}
     return entry
 
 
@@ -123,6 +145,9 @@ _BASENAME = re.compile(r"[^/\\]*$")
 
 def _invokes_tether(tokens: Sequence[str], verb: str) -> bool:
     """True when the argv runs tether's `verb`: `.../tether VERB`, `tether.exe VERB` or `... -m tether VERB`."""
+    call = guard.guarded_call(tokens)
+    if call is not None:
+        return call[0] == verb
     for i, token in enumerate(tokens):
         match = _BASENAME.search(token)
         name = match.group(0).lower() if match else ""
@@ -171,3 +196,30 @@ def is_tether_server(entry: object) -> bool:
         return True
     argv = _argv(command, None)
     return argv is not None and _invokes_tether(argv, "mcp")
+
+
+PLUGIN_LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/scripts/tether"
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """`plugins/tether/hooks/hooks.json`: Claude Code's hooks, run through the plugin's launcher script.
+
+    Exec form (`args`), as Claude Code's docs advise wherever `${CLAUDE_PLUGIN_ROOT}` appears.
+    """
+    hooks: dict[str, Any] = {}
+    for spec in CLAUDE_HOOKS:
+        handler = {
+            "type": "command",
+            "command": PLUGIN_LAUNCHER,
+            "args": ["hook", "claude", spec.event],
+            "timeout": spec.timeout,
+        }
+        group: dict[str, Any] = {} if spec.matcher is None else {"matcher": spec.matcher}
+        group["hooks"] = [handler]
+        hooks[spec.event] = [group]
+    return {
+        "description": "tether: recall on session start and on every prompt, file gotchas after a Read, a "
+        "deny-once guard before the first edit of a file with gotchas, touched-file tracking, distill at "
+        "session end.",
+        "hooks": hooks,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,23 @@ SESSION_KEY = "memory_tools"
 # the session_id its hooks receive (2.1.332, measured in tests/e2e). Without it memory_get's "acted" and the
 # tools-used mark belong to no session. TETHER_SESSION, set by the user, wins.
 AGENT_SESSION_VARS = ("CLAUDE_CODE_SESSION_ID",)
+# Where an agent tells its MCP servers which project they serve, when their working directory may not say:
+# Claude Code sets CLAUDE_PROJECT_DIR in a stdio server's environment (2.1.332, measured in tests/e2e);
+# Gemini CLI sets GEMINI_PROJECT_DIR for its hooks. Codex and Cursor start servers in the project instead.
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
+NO_PROJECT = "no tether project here: run `tether init` in the repository (or pass --project)"
+
+
+def project_start(project: Path | None, cwd: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the server looks for its project: `--project`, else the agent's variable, else the cwd."""
+    if project is not None:
+        return project
+    env = os.environ if environ is None else environ
+    for name in PROJECT_VARS:
+        value = env.get(name)
+        if value and Path(value).is_dir():
+            return Path(value)
+    return cwd
 
 
 class Memories:
@@ -43,10 +60,16 @@ class Memories:
         self._repo_refreshed = False
 
     @contextmanager
-    def use(self) -> Iterator[Workspace]:
-        """The workspace, synced with the notes; core errors become tool errors the model can act on."""
+    def use(self, *, require_project: bool = True) -> Iterator[Workspace]:
+        """The workspace, synced with the notes; core errors become tool errors the model can act on.
+
+        Without a project, a call says so instead of answering from user memory alone (an empty answer
+        would read as "nothing is known"); only what targets user memory explicitly goes ahead.
+        """
         with self._lock:
             try:
+                if require_project:
+                    self._require_project()
                 ws = self._open()
                 self._mark_session(ws)
                 yield ws
@@ -63,6 +86,12 @@ class Memories:
                 ) from exc
             except TetherError as exc:
                 raise ToolError(for_agent(str(exc))) from exc
+
+    def _require_project(self) -> None:
+        from tether.project import find_project_root
+
+        if find_project_root(self.cwd) is None:
+            raise ToolError(f"{NO_PROJECT}; looked from {self.cwd}")
 
     def _open(self) -> Workspace:
         from tether.project import find_project_root

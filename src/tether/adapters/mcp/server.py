@@ -21,7 +21,14 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from tether.adapters.mcp.memories import AGENT_SESSION_VARS, SESSION_KEY, Memories, agent_session, for_agent
+from tether.adapters.mcp.memories import (
+    AGENT_SESSION_VARS,
+    SESSION_KEY,
+    Memories,
+    agent_session,
+    for_agent,
+    project_start,
+)
 from tether.adapters.mcp.tools import register_tools
 from tether.errors import TetherError, ValidationError
 
@@ -36,6 +43,7 @@ __all__ = [
     "check_loopback",
     "for_agent",
     "main",
+    "project_start",
     "run",
 ]
 
@@ -120,10 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", action="store_true", help="Serve streamable HTTP instead of stdio.")
     parser.add_argument("--host", default="127.0.0.1", help="Loopback address to listen on (with --http).")
     parser.add_argument("--port", type=int, default=8765, help="Port to listen on (with --http).")
-    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="Directory inside the project.")
+    parser.add_argument("--cwd", "--project", type=Path, default=None, help="Directory inside the project.")
     args = parser.parse_args(argv)
     try:
-        run(args.cwd, http=args.http, host=args.host, port=args.port)
+        run(project_start(args.cwd, Path.cwd()), http=args.http, host=args.host, port=args.port)
     except TetherError as exc:
         parser.exit(2, f"tether mcp: {exc}\n")
 

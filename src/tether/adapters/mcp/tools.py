@@ -185,7 +185,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
     ) -> AddResult:
         """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
         the same text twice returns the existing memory. Tie it to the files it is about."""
-        with memories.use() as ws:
+        with memories.use(require_project=scope != "user") as ws:
             added = ws.add(
                 summary,
                 details=details,

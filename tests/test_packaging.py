@@ -1,0 +1,115 @@
+"""The package as users get it: the wheel built from this tree, installed into fresh environments.
+
+Marked `packaging` (about 30 s: a build, a fresh venv, pipx and uv installs); `-m "not packaging"` skips it.
+"""
+
+from __future__ import annotations
+
+import email
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import tether
+
+pytestmark = pytest.mark.packaging
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 600
+
+
+def _run(*argv: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, (
+        f"{argv} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", out, ROOT)
+    [built] = out.glob("tether-*.whl")
+    return built
+
+
+def test_the_wheel_has_complete_metadata_and_only_the_package(wheel: Path) -> None:
+    assert wheel.name == f"tether-{tether.__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.message_from_string(archive.read(info).decode())
+    assert meta["Name"] == "tether" and meta["Version"] == tether.__version__
+    assert meta["License-Expression"] == "MIT" and meta["License-File"] == "LICENSE"
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert meta["Requires-Python"] == ">=3.11" and meta["Author"] == "tether contributors"
+    assert "mcp" in (meta["Keywords"] or "")
+    classifiers = meta.get_all("Classifier") or []
+    assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3.11" in classifiers
+    requires = meta.get_all("Requires-Dist") or []
+    runtime = [r for r in requires if "extra ==" not in r]
+    assert {r.split(">")[0].split("<")[0].strip() for r in runtime} == {
+        "click",
+        "PyYAML",
+        "mcp",
+        "numpy",
+        "tomlkit",
+    }
+    assert "tether/py.typed" in names and "tether/adapters/install/guard.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "plugins/", "bin/"))]
+
+
+def _project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _run("git", "init", "-q", repo)
+    (repo / "deploy.yaml").write_text("port: 6443\n")
+    # The machine's own settings (registries, certificates, caches) stay: only tether's data is private.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+    return repo, {**env, "TETHER_HOME": str(tmp_path / "tether-home")}
+
+
+def _use(tether_bin: Path, repo: Path, env: dict[str, str]) -> None:
+    """`tether --version`, then init, add and recall, from the installed command."""
+    assert _run(tether_bin, "--version", env=env).strip() == f"tether, version {tether.__version__}"
+    _run(tether_bin, "init", cwd=repo, env=env)
+    _run(tether_bin, "add", "Staging listens on port 6443", "--file", "deploy.yaml", cwd=repo, env=env)
+    recalled = _run(tether_bin, "recall", "--prompt", "which port does staging use?", cwd=repo, env=env)
+    assert "Staging listens on port 6443" in recalled
+
+
+def test_the_wheel_installs_into_a_fresh_venv_and_works(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv)
+    _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel)
+    repo, env = _project(tmp_path)
+    _use(venv / "bin" / "tether", repo, env)
+
+
+@pytest.mark.parametrize("tool", ["pipx", "uv"])
+def test_pipx_and_uv_install_the_wheel_as_a_tool(wheel: Path, tmp_path: Path, tool: str) -> None:
+    program = Path(sys.executable).with_name(tool)
+    if not program.exists():
+        pytest.skip(f"{tool} is not installed (it is in the dev extras)")
+    repo, env = _project(tmp_path)
+    bin_dir = tmp_path / "bin"
+    if tool == "pipx":
+        env |= {
+            "PIPX_HOME": str(tmp_path / "pipx"),
+            "PIPX_BIN_DIR": str(bin_dir),
+            "PIPX_MAN_DIR": str(tmp_path / "man"),
+        }
+        _run(program, "install", "--python", sys.executable, wheel, env=env)
+    else:
+        env |= {"UV_TOOL_DIR": str(tmp_path / "uv-tools"), "UV_TOOL_BIN_DIR": str(bin_dir)}
+        _run(program, "tool", "install", "--python", sys.executable, wheel, env=env)
+    assert shutil.which("tether", path=str(bin_dir)) is not None
+    _use(bin_dir / "tether", repo, env)
