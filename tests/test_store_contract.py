@@ -308,3 +308,18 @@ def test_repo_map_writes_are_atomic(store: Store) -> None:
         tables.set_state({"mode": "git"})
         raise RuntimeError("boom")
     assert tables.state() == {}
+
+
+def test_text_among_scores_only_those_and_inactive_never_crowd_out(store: Store) -> None:
+    for i in range(5):
+        put(store, mem(f"0000000{i}", f"deploy deploy deploy step {i}", status="archived"))
+    put(store, mem("0000000a", "the deploy runbook"))
+    put(store, mem("0000000b", "deploy notes", details="the deploy waits for the gate"))
+    put(store, mem("0000000c", "unrelated"))
+    # The limit applies after inactive memories are left out: three archived strong matches cannot hide them.
+    assert {h.id for h in store.text(["deploy"], limit=2)} == {"0000000a", "0000000b"}
+    among = store.text(["deploy"], limit=1, among=["0000000b", "0000000c", "00000001"])
+    assert [h.id for h in among] == ["0000000b"]  # only the listed, active ones; the limit is theirs
+    full = {h.id: h.words for h in store.text(["deploy"], limit=10)}
+    assert among[0].words == pytest.approx(full["0000000b"])  # comparable with an unrestricted query
+    assert store.text(["deploy"], limit=5, among=[]) == []

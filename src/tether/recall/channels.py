@@ -110,6 +110,21 @@ def text_channel(store: Store, words: list[str], pool: Pool) -> None:
         c.evidence.text_best = best
 
 
+def text_among(store: Store, words: list[str], pool: Pool) -> None:
+    """The prompt scored against every candidate another channel brought (a file or co-change hit, a path
+    word) that the repository-wide text search did not reach: among 60 rules of one directory, the prompt
+    must still decide, not only for the few that made the repository's top 50."""
+    unscored = [mid for mid, c in pool.items() if c.evidence.text is None]
+    if not unscored:
+        return
+    best = max((c.evidence.text_best or 0.0 for c in pool.values()), default=0.0)
+    for hit in store.text(words, limit=len(unscored), trigram=False, among=unscored):
+        if hit.words:
+            c = pool[hit.id]
+            c.evidence.text = hit.words
+            c.evidence.text_best = max(best, hit.words)
+
+
 def semantic_channel(store: Store, embedder: Embedder, query: str, pool: Pool) -> None:
     query_vector = embedder.embed([query])[0]
     for rank, (mid, cosine) in enumerate(store.nearest(embedder.id, query_vector, scoring.SEM_CANDIDATES), 1):

@@ -191,6 +191,8 @@ class Recaller:
             ch.cochange_channel(self.store, self.repo, touched, pool)
         if "text" in channels and words:
             ch.text_channel(self.store, words, pool)
+            if scoring.SCORE_EVERY_CANDIDATE:
+                ch.text_among(self.store, words, pool)
         if "semantic" in channels and query.strip() and self.embedder is not None:
             sem_query = query
             if scoring.SEMANTIC_WITH_PATH_TERMS and touched:
@@ -216,6 +218,13 @@ class Recaller:
             if memory.scope == "session" and memory.session != session:
                 continue
             c.memory = memory
+            if c.magnitude.file is not None:
+                c.magnitude.file *= scoring.breadth(len(memory.files))
+                if not scoring.PATH_ON_EXACT_FILE and c.evidence.file and not c.evidence.file.endswith("/"):
+                    # It names the place itself: as much as path words can say, for each of the file's
+                    # memories alike, so they never reorder them (and never favour a mere mention).
+                    c.magnitude.path = scoring.PATH_TEXT_MAX
+                    c.rrf.pop("path", None)
             if c.evidence.text is not None:
                 c.evidence.text_match = self._covers(memory, words, parts, c)
             if "path" in c.rrf:
@@ -224,6 +233,8 @@ class Recaller:
                     c.evidence.names = named
                     c.magnitude.names = scoring.NAMED_FILE_HIT
             self._adjust(c, telemetry.get(mid, Telemetry()), now)
+            if touched and memory.files and c.evidence.file is None and c.evidence.cochange is None:
+                c.score *= scoring.OUT_OF_SCOPE_FACTOR
             # The same knowledge in project and user scope takes one slot; project is the narrower claim.
             twin = by_hash.get(memory.content_hash)
             if twin is not None and twin.memory is not None:

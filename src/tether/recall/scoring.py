@@ -21,6 +21,15 @@ FILE_HIT_FLOOR = 0.25
 FILE_RARITY_PREMIUM = 0.15
 # A directory ref (`src/auth/`) is a claim about many files at once: weaker than naming the file itself.
 DIR_HIT_FACTOR = 0.8
+# Scope is applicability (issue 17, failure class 1): once files are touched, a memory whose paths are all
+# elsewhere (no file or co-change hit) is about other code; its score is multiplied by this. A memory with
+# no paths (a root rule, a general preference) is unaffected. Dev window, with files: rules 0.236 -> 0.248
+# (0.5 and 0.25 alike; langfuse and gemini-cli up, nothing down), file-tied 0.493 -> 0.504.
+OUT_OF_SCOPE_FACTOR = 0.5
+# Breadth (issue 17, failure class 3): a memory naming more than this many paths is discounted on each (a
+# sweeping commit's lesson tied to 110 files is weak evidence for any one of them). The dev windows hold no
+# such memory (4 to 16 changes nothing there): a rule about what specific means, not a fitted value.
+BREADTH_FILES = 5
 
 # A memory whose text names a touched file ("`render.tsx` wraps providers") is about that file even when
 # its `files` don't say so: weaker than a file ref, stronger than a shared word.
@@ -31,6 +40,10 @@ NAMED_FILE_HIT = 0.15
 # about tests when tests are touched. Tuned on the dev window (prompt plus files, Recall@3): 0 → 0.216,
 # 0.05 → 0.242, 0.10 → 0.266, 0.20 → 0.300, 0.30 → 0.312, 0.40 → 0.301 (with the next switch on).
 PATH_TEXT_MAX = 0.30
+# Path words say where a memory applies; a memory naming the touched file itself already says so (it gets
+# the full path magnitude), and among a file's own memories path words only add noise: the prompt decides. Dev window: the
+# file-tied evaluation 0.421 -> 0.493 (25+ bucket 0.172 -> 0.355), the rule evaluation unchanged.
+PATH_ON_EXACT_FILE = False
 # The semantic query also carries the touched files' path terms (dev: +0.006 to +0.014 on top of the above).
 SEMANTIC_WITH_PATH_TERMS = True
 
@@ -41,9 +54,16 @@ COCHANGE_TOTAL = 6
 COCHANGE_RANK = 5
 COCHANGE_HIT = FILE_HIT_FLOOR / 3
 
+# Score the prompt against every candidate another channel brought, not only the repository's top 50 text
+# matches (issue 17, failure class 4: in a crowded directory most memories were never scored at all).
+SCORE_EVERY_CANDIDATE = True
+
 # Full text: bm25 relative to the best hit, times the share of query terms the memory contains, up to
 # this magnitude. Text is one voice in a committee: a full match is worth about half a file hit.
 TEXT_MAX = 0.14
+# The query coverage's weight in the text magnitude (1: times the share of the query's terms the memory
+# holds; 0: the bm25 share alone).
+TEXT_COVERAGE_POWER = 1.0
 # A "real" text match for the evidence gate: this share of the query's terms (at least two of them, or
 # the only one), so one shared common word is not evidence.
 TEXT_EVIDENCE_COVERAGE = 0.34
@@ -98,7 +118,15 @@ def file_hit(owners: int, is_dir: bool = False) -> float:
 def text_magnitude(bm25: float, best: float, coverage: float) -> float:
     if best <= 0.0:
         return 0.0
-    return TEXT_MAX * min(bm25 / best, 1.0) * coverage
+    return float(TEXT_MAX * min(bm25 / best, 1.0) * coverage**TEXT_COVERAGE_POWER)
+
+
+def breadth(files: int) -> float:
+    """How specific a memory naming `files` paths is about any one of them: 1 up to `BREADTH_FILES` paths,
+    then falling as the square root (a 110-file sweep's lesson is weak evidence for each of its files)."""
+    if not BREADTH_FILES or files <= BREADTH_FILES:
+        return 1.0
+    return float((BREADTH_FILES / files) ** 0.5)
 
 
 def sem_magnitude(cosine: float) -> float:

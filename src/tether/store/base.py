@@ -132,8 +132,11 @@ class MemoryStore(Protocol):
 
 
 class SearchIndex(Protocol):
-    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
-        """Active memories matching any of `words` (OR), at most `limit` from each index."""
+    def text(
+        self, words: Sequence[str], limit: int, *, trigram: bool = True, among: Sequence[str] | None = None
+    ) -> list[TextHit]:
+        """Active memories matching any of `words` (OR), at most `limit` from each index; with `among`, only
+        those memories (strengths stay comparable with an unrestricted query's)."""
         ...
 
     def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:

@@ -174,16 +174,23 @@ class InMemoryStore:
 
     # -- SearchIndex ------------------------------------------------------------------------------
 
-    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
-        if not words:
+    def text(
+        self, words: Sequence[str], limit: int, *, trigram: bool = True, among: Sequence[str] | None = None
+    ) -> list[TextHit]:
+        if not words or (among is not None and not among):
             return []
-        active = list(self._active())
+        every = list(self._active())
+        wanted_ids = set(among) if among is not None else None
+        active = every if wanted_ids is None else [m for m in every if m.id in wanted_ids]
+        limit = limit if among is None else len(among)
         wanted = {stem(w) for w in words}
         docs = [
-            (m.id, [Counter(_words(t)) for t in (m.summary, m.details, " ".join(m.files))]) for m in active
+            (m.id, [Counter(_words(t)) for t in (m.summary, m.details, " ".join(m.files))]) for m in every
         ]
         scores: dict[str, float] = {}
         for mid, fields_ in docs:
+            if wanted_ids is not None and mid not in wanted_ids:
+                continue
             score = _bm25(fields_, wanted, docs)
             if score > 0:
                 scores[mid] = score
