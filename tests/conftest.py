@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -89,10 +91,12 @@ def ws(repo: Path, home: Path) -> Iterator[Workspace]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """A real Postgres with pgvector and pg_trgm (pgserver's wheel), started once per test session.
 
     Its data directory is in a temporary directory and it listens on a unix socket only (no TCP port).
+    Not under pytest's own temporary root: every pytest session started on the machine makes that 0700
+    again, and a server running as root runs as pgserver's own user, which would then lose its files.
     Skipped, with the reason in the summary (`-rs`), only when the wheel is missing or cannot start here.
     Yields the URL of its `postgres` database; `pg_url` makes a fresh database per test."""
     try:
@@ -101,16 +105,18 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             import pgserver
     except ImportError as exc:
         pytest.skip(f"Postgres tests need pgserver (pip install -e '.[dev]'): {exc}")
-    data = tmp_path_factory.mktemp("postgres") / "data"
+    parent = Path(tempfile.mkdtemp(prefix="tether-test-pg-"))
     try:
-        server = pgserver.get_server(data, cleanup_mode="stop")
+        server = pgserver.get_server(parent / "data", cleanup_mode="stop")
         url = server.get_uri()
     except Exception as exc:  # the wheel's server did not start on this machine
+        shutil.rmtree(parent, ignore_errors=True)
         pytest.skip(f"pgserver could not start a Postgres here: {type(exc).__name__}: {exc}")
     try:
         yield url
     finally:
         server.cleanup()
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def database_url(server_url: str, name: str) -> str:

@@ -30,8 +30,7 @@ def text(
     conn: Conn, visible: dict[str, Any], words: Sequence[str], limit: int, *, trigram: bool
 ) -> list[TextHit]:
     """Up to `limit` hits from each index for any of `words` (OR): `ts_rank` over the weighted
-    tsvector, and the summed `word_similarity` of the words found as substrings (pg_trgm's GIN index
-    serves the LIKE)."""
+    tsvector, and the words found as substrings (`_substrings`)."""
     hits: dict[str, list[float]] = {}
     params: dict[str, Any] = {**visible, "limit": limit, "weights": rows.RANK_WEIGHTS}
     terms = []
@@ -47,26 +46,44 @@ def text(
     ).format(sql.SQL("SELECT ") + sql.SQL(" || ").join(terms), rows.VISIBLE)
     for mid, score in conn.execute(words_sql, params):
         hits.setdefault(mid, [0.0, 0.0])[0] = float(score)
-    needles = [w.lower() for w in words if len(w) >= 3] if trigram else []
+    needles = list(dict.fromkeys(w.lower() for w in words if len(w) >= 3)) if trigram else []
     if needles:
-        gram_params: dict[str, Any] = {**visible, "limit": limit}
-        matches, scores = [], []
-        for n, needle in enumerate(needles):
-            gram_params[f"p{n}"], gram_params[f"n{n}"] = rows.like_pattern(needle), needle
-            like = sql.SQL("grams LIKE {}").format(sql.Placeholder(f"p{n}"))
-            matches.append(like)
-            scores.append(
-                sql.SQL("CASE WHEN {} THEN word_similarity({}, grams) ELSE 0 END").format(
-                    like, sql.Placeholder(f"n{n}")
-                )
-            )
-        grams_sql = sql.SQL(
-            "SELECT id, {} FROM tether_memories WHERE ({}) AND status = 'active' AND {}"
-            " ORDER BY 2 DESC, id LIMIT %(limit)s"
-        ).format(sql.SQL(" + ").join(scores), sql.SQL(" OR ").join(matches), rows.VISIBLE)
-        for mid, score in conn.execute(grams_sql, gram_params):
+        for mid, score in conn.execute(*_substrings(visible, needles, limit)):
             hits.setdefault(mid, [0.0, 0.0])[1] = float(score)
     return [TextHit(mid, s[0], s[1]) for mid, s in hits.items()]
+
+
+def _substrings(
+    visible: dict[str, Any], needles: list[str], limit: int
+) -> tuple[sql.Composed, dict[str, Any]]:
+    """The trigram channel's query: memories holding any needle as a substring (pg_trgm's GIN index
+    serves the LIKEs), scored like bm25 without lengths: the sum of the found needles' idf, so a rare
+    substring counts for more than a common one (what FTS5's trigram bm25 gives the SQLite index)."""
+    params: dict[str, Any] = {**visible, "limit": limit}
+    found, hit_flags, df_counts, idf_terms = [], [], [], []
+    for n, needle in enumerate(needles):
+        params[f"p{n}"] = rows.like_pattern(needle)
+        found.append(sql.SQL("grams LIKE {}").format(sql.Placeholder(f"p{n}")))
+        hit_flags.append(sql.SQL("grams LIKE {} AS h{}").format(sql.Placeholder(f"p{n}"), sql.SQL(str(n))))
+        df_counts.append(sql.SQL("count(*) FILTER (WHERE h{0}) AS d{0}").format(sql.SQL(str(n))))
+        idf_terms.append(
+            sql.SQL("CASE WHEN h{0} THEN ln(1 + (n.n - d{0} + 0.5) / (d{0} + 0.5)) ELSE 0 END").format(
+                sql.SQL(str(n))
+            )
+        )
+    statement = sql.SQL(
+        "WITH hit AS (SELECT id, {flags} FROM tether_memories WHERE ({found}) AND status = 'active' AND {visible}),"
+        " df AS (SELECT {counts} FROM hit),"
+        " n AS (SELECT count(*)::float8 AS n FROM tether_memories WHERE status = 'active' AND {visible})"
+        " SELECT id, {score} FROM hit, df, n ORDER BY 2 DESC, id LIMIT %(limit)s"
+    ).format(
+        flags=sql.SQL(", ").join(hit_flags),
+        found=sql.SQL(" OR ").join(found),
+        visible=rows.VISIBLE,
+        counts=sql.SQL(", ").join(df_counts),
+        score=sql.SQL(" + ").join(idf_terms),
+    )
+    return statement, params
 
 
 def nearest(

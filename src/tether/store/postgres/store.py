@@ -65,16 +65,21 @@ class PostgresStore:
             "connect_timeout": max(1, round(connect_timeout)),
             "application_name": "tether",
         }
-        self._pool: ConnectionPool[Conn] = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            num_workers=1,
-            timeout=connect_timeout,
-            name="tether",
-            kwargs=options,
-        )
+        # A short-lived process (a hook) talks over the one connection it opens; a long-lived one (the MCP
+        # server, the UI) keeps a pool that reconnects after a server restart.
+        self._pool: ConnectionPool[Conn] | None = None
+        if max_connections > 1:
+            self._pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max_connections,
+                open=False,
+                num_workers=1,
+                timeout=connect_timeout,
+                name="tether",
+                kwargs=options,
+            )
+        self._single: Conn | None = None
         self._held: Conn | None = None
         self._depth = 0
         self._touched: set[tuple[str, str]] = set()
@@ -82,9 +87,11 @@ class PostgresStore:
         self._indexed: set[tuple[str, int]] = set()
         # The pool connects in the background while a connection of our own migrates: a refused or
         # unknown server fails at once with its reason (the pool would retry, and only log why).
-        self._pool.open(wait=False)
+        if self._pool is not None:
+            self._pool.open(wait=False)
         try:
-            with psycopg.connect(url, **options) as conn:
+            conn = psycopg.connect(url, **options)
+            try:
                 migrate(conn)
                 found = conn.execute("SELECT value FROM tether_meta WHERE key = 'database.id'").fetchone()
                 # Which database and tenant this is: a checkout's note bookkeeping is only good for one.
@@ -93,15 +100,34 @@ class PostgresStore:
                     (str(e), int(d))
                     for e, d in conn.execute("SELECT embedder, dim FROM tether_vector_indexes")
                 }
+            except BaseException:
+                conn.close()
+                raise
+            if self._pool is None:
+                self._single = conn
+            else:
+                conn.close()
         except psycopg.Error as exc:
-            self._pool.close()
+            self.close()
             raise translate(exc) from exc
         except BaseException:
-            self._pool.close()
+            self.close()
             raise
 
     def close(self) -> None:
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
+        if self._single is not None:
+            self._single.close()
+
+    @contextmanager
+    def _checkout(self) -> Iterator[Conn]:
+        if self._pool is None:
+            assert self._single is not None, "the store is closed"
+            yield self._single
+            return
+        with self._pool.connection() as conn:
+            yield conn
 
     # -- connections and transactions ---------------------------------------------------------------
 
@@ -110,7 +136,7 @@ class PostgresStore:
         if self._held is not None:
             yield self._held
             return
-        with self._pool.connection() as conn:
+        with self._checkout() as conn:
             yield conn
 
     @contextmanager
@@ -124,7 +150,7 @@ class PostgresStore:
             finally:
                 self._depth -= 1
             return
-        with self._pool.connection() as conn:
+        with self._checkout() as conn:
             self._held, self._depth = conn, 1
             try:
                 with conn.transaction():
@@ -384,7 +410,7 @@ class PostgresStore:
     def _build_indexes(self, wanted: set[tuple[str, int]]) -> None:
         if not self._build:
             return  # a hook: the next command builds it (a build can outlast the hook's deadline)
-        with self._pool.connection() as conn:
+        with self._checkout() as conn:
             self._indexed |= search.build_indexes(conn, wanted)
 
     # -- EventLog ---------------------------------------------------------------------------------
