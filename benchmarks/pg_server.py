@@ -12,13 +12,14 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 
 
 @contextmanager
-def server() -> Iterator[str]:
-    """The URL of a server's maintenance database (`postgres`)."""
+def server(max_connections: int = 100) -> Iterator[str]:
+    """The URL of a server's maintenance database (`postgres`), accepting `max_connections` clients."""
     given = os.environ.get("TETHER_BENCH_DATABASE_URL")
     if given:
         yield given
@@ -26,9 +27,17 @@ def server() -> Iterator[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pgserver
+        from pgserver._commands import pg_ctl
+        from pgserver.utils import PostmasterInfo
     with tempfile.TemporaryDirectory(prefix="tether-bench-pg-") as tmp:
-        pg = pgserver.get_server(os.path.join(tmp, "data"), cleanup_mode="stop")
+        data = Path(tmp) / "data"
+        pg = pgserver.get_server(data, cleanup_mode="stop")
         try:
+            if max_connections > 100:  # the default: each session holds one or two
+                with psycopg.connect(pg.get_uri(), autocommit=True) as conn:
+                    conn.execute(f"ALTER SYSTEM SET max_connections = {int(max_connections)}")
+                pg_ctl(["-w", "restart"], pgdata=data, user=pg.system_user, timeout=60)
+                pg._postmaster_info = PostmasterInfo.read_from_pgdata(data)
             yield pg.get_uri()
         finally:
             pg.cleanup()

@@ -83,7 +83,9 @@ def test_init_database_connects_and_shares_the_notes(
     repo: Path, home: Path, pg_url: str, tether: Callable[..., object]
 ) -> None:
     with Workspace.open(repo, home=home) as ws:
-        ws.add("Staging listens on 6443", files=["src/app/upload.py"])
+        added = ws.add(
+            "Staging listens on 6443", details="Set in deploy/", files=["src/app/upload.py"]
+        ).memory
     done = tether("init", "--database", pg_url)
     assert done.code == 0 and "shared: 1 memories" in done.out  # type: ignore[attr-defined]
     status = tether("store", "status", "--json")
@@ -93,6 +95,8 @@ def test_init_database_connects_and_shares_the_notes(
     assert "***" in info["url"] or "@" not in info["url"]
     assert tether("init", "--database", "none").code == 0
     assert json.loads(tether("store", "status", "--json").out)["backend"] == "sqlite"  # type: ignore[attr-defined]
+    with Workspace.open(repo, home=home) as ws:  # back on its own index, whole again (not the stand-ins)
+        assert ws.get(added.id) == added and ws.search("deploy")
 
 
 # -- two checkouts, one memory ------------------------------------------------------------------------------

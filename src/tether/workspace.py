@@ -74,7 +74,9 @@ class Workspace(Memories):
         self._busy_ms = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
         self._recover = recover
         self._clock_for_recovery = clock
-        self._moved = False  # the index's note bookkeeping was made for another store: sync it all
+        # Set when the index's note bookkeeping was made for another store: (the local index, the mark of
+        # the store it is now for). The next sync of a command starts the bookkeeping over.
+        self._moved: tuple[SQLiteStore, str] | None = None
         self.database = database_url(paths.home) if team else None
         self.paths = paths
         store = self._open_store(paths.index)
@@ -113,7 +115,10 @@ class Workspace(Memories):
         ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light, team=team)
         if sync_notes:
             try:
-                ws.sync(full=ws._moved)
+                if ws._moved and not light:
+                    ws._sync_after_a_switch()
+                else:
+                    ws.sync()
             except StoreDamaged as damage:  # damage past the header shows only when pages are read
                 if not recover:
                     raise
@@ -128,15 +133,12 @@ class Workspace(Memories):
 
     def _open_store(self, index: Path) -> Store:
         local = self._open_local(index)
-        # The local index says which store its note bookkeeping was made for ('' for itself): a switch to
-        # or from a team database (or to another one) must index every note again, or a note the index
-        # already knows would never reach the new store.
+        # The local index says which store its note bookkeeping was made for ('' for itself): after a
+        # switch to or from a team database (or to another one), every note is indexed again, or a note
+        # the index already knows would never reach the new store (`_sync_after_a_switch`).
         was = local.get_meta(SHARED_MARK) or ""
         if self.database is None:
-            self._moved = bool(was)
-            if was:
-                local.clear()
-                local.set_meta(SHARED_MARK, "")
+            self._moved = (local, "") if was else None
             return local
         from tether.store.postgres.connect import open_team
 
@@ -147,11 +149,19 @@ class Workspace(Memories):
         except BaseException:
             local.close()
             raise
-        if was != team.shared.identity:
-            self._moved = True
-            local.clear()
-            local.set_meta(SHARED_MARK, team.shared.identity)
+        self._moved = (local, team.shared.identity) if was != team.shared.identity else None
         return team
+
+    def _sync_after_a_switch(self) -> None:
+        """Start the note bookkeeping over and index every note into the store now in use. A hook leaves
+        this to the next command (a whole sync can outlast its deadline); the mark is set only once the
+        sync is through, so an interrupted one is done again."""
+        assert self._moved is not None
+        local, mark = self._moved
+        local.clear()
+        self.sync(full=True)
+        local.set_meta(SHARED_MARK, mark)
+        self._moved = None
 
     def _open_local(self, index: Path) -> SQLiteStore:
         try:

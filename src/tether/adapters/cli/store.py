@@ -41,7 +41,7 @@ def status(as_json: bool) -> None:
         if unseen > 0:
             echo(
                 f"  {unseen} shared memories have no note in this checkout: added elsewhere and not yet "
-                "pulled (or their notes were removed by hand: `tether rm ID` deletes one for the team)"
+                "pulled (or their notes were removed by hand: `tether rm --hard ID` deletes one for the team)"
             )
         echo(f"  local index (notes, sessions, repo map): {info['index']}")
     echo(

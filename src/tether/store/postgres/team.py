@@ -15,9 +15,10 @@ What a sync does with the shared rows (the notes stay the reviewed source of pro
 - **a note that disappears from this checkout** (a branch switch, a pull that removed it, a hand `rm`)
   drops only this checkout's bookkeeping: a missing file cannot tell a deletion from a branch that
   predates the memory, and treating a checkout of an old branch as a deletion would delete the team's
-  memory. A deletion is explicit — `tether rm`, the UI or MCP `memory_remove` — and leaves a tombstone
-  (a `deleted` event). A checkout that has not pulled that deletion yet does not bring the memory back:
-  a note is re-indexed over a tombstone only when it was edited after the deletion (`updated` later).
+  memory. A deletion is explicit — `tether rm --hard` or the UI's delete (MCP `memory_remove` archives,
+  which is shared like any edit) — and leaves a tombstone (a `deleted` event). A checkout that has not
+  pulled that deletion yet does not bring the memory back: a note is re-indexed over a tombstone only
+  when it was edited after the deletion (`updated` later).
 
 `syncing()` is the view the note sync uses (vanished notes keep their rows; a re-put respects
 tombstones); the workspace's own view deletes for the team.
