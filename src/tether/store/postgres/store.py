@@ -33,7 +33,7 @@ from tether.model.memory import Memory
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.postgres import eventlog, rows, schema, search
 from tether.store.postgres.errors import translate, translating
-from tether.store.postgres.schema import TEXT_CONFIG, migrate
+from tether.store.postgres.schema import TEXT_CONFIG, opening
 from tether.store.postgres.tenancy import Tenant
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -92,14 +92,9 @@ class PostgresStore:
         try:
             conn = psycopg.connect(url, **options)
             try:
-                migrate(conn)
-                found = conn.execute("SELECT value FROM tether_meta WHERE key = 'database.id'").fetchone()
+                database_id, self._indexed = opening(conn)
                 # Which database and tenant this is: a checkout's note bookkeeping is only good for one.
-                self.identity = f"{found[0] if found else '-'}:{tenant.project or ''}:{tenant.user}"
-                self._indexed = {
-                    (str(e), int(d))
-                    for e, d in conn.execute("SELECT embedder, dim FROM tether_vector_indexes")
-                }
+                self.identity = f"{database_id}:{tenant.project or ''}:{tenant.user}"
             except BaseException:
                 conn.close()
                 raise

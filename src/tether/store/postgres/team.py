@@ -26,7 +26,7 @@ tombstones); the workspace's own view deletes for the team.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -44,6 +44,10 @@ class TeamStore:
         self.local = local
         self._syncing = syncing
         self._depth = 0
+        # The local writes of the open transaction, applied once the shared one has committed, and what
+        # they do to the note paths (so that a transaction reads the paths as it leaves them).
+        self._later: list[Callable[[], None]] = []
+        self._effects: list[tuple[str, str, str]] = []
         self._paths: dict[str, str] | None = None  # note path → id, read once per transaction
 
     def syncing(self) -> TeamStore:
@@ -52,17 +56,30 @@ class TeamStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Both stores' transactions; the shared one commits first. If the local one then fails, the next
-        sync writes the same notes again (puts are idempotent); the other order could leave the checkout
-        believing a note was shared when it was not."""
-        self._depth += 1
-        try:
-            with self.local.transaction(), self.shared.transaction():
+        """The shared store's transaction; the note bookkeeping it changes is written to the local index
+        after that commits, in one short local transaction. The checkout's index is never held locked
+        while the team database works (a hook waiting for it would give up after a second), and it never
+        records a note as shared before the shared write is: if the local write then fails, the next sync
+        writes the same notes again (puts are idempotent). Reads of the note bookkeeping inside the
+        transaction see it as it was before."""
+        if self._depth:
+            self._depth += 1
+            try:
                 yield
+            finally:
+                self._depth -= 1
+            return
+        self._depth = 1
+        try:
+            with self.shared.transaction():
+                yield
+            later = self._later
         finally:
-            self._depth -= 1
-            if not self._depth:
-                self._paths = None
+            self._depth, self._later, self._effects, self._paths = 0, [], [], None
+        if later:
+            with self.local.transaction():
+                for step in later:
+                    step()
 
     def close(self) -> None:
         try:
@@ -83,36 +100,50 @@ class TeamStore:
         embedder: str | None = None,
     ) -> None:
         with self.transaction():
-            if note is not None and (self._paths is not None or self.local.note_path(memory.id) != note.path):
-                stale = self._owner_of(note.path)
+            # The same memory's note at the same path (every edit): nothing else can claim the path.
+            same = (
+                not self._effects
+                and self._paths is None
+                and self.local.note_path(memory.id) == getattr(note, "path", None)
+            )
+            if note is not None and not same:
+                stale = self._note_paths().get(note.path)
                 if stale is not None and stale != memory.id:
                     self.remove(stale)  # the note at this path now holds another memory
             self.shared.put(memory, None, vector, embedder, unless_deleted=self._syncing)
+            mid = memory.id
             if note is not None:
-                self.local.put(_stand_in(memory), note)
-                if self._paths is not None:
-                    self._paths[note.path] = memory.id
-            elif self.local.note_path(memory.id) is not None:
-                self.local.remove(memory.id)
+                stand_in = _stand_in(memory)
+                self._later.append(lambda: self.local.put(stand_in, note))
+                self._effect("put", mid, note.path)
+            else:
+                self._later.append(lambda: self._drop_local(mid))
+                self._effect("remove", mid)
 
-    def _owner_of(self, path: str) -> str | None:
-        """The id whose note is at `path` in this checkout. A sync puts thousands of notes in one
-        transaction: the bookkeeping is read once for it, not once a note."""
+    def _drop_local(self, memory_id: str) -> None:
+        if self.local.note_path(memory_id) is not None:
+            self.local.remove(memory_id)
+
+    def _effect(self, op: str, memory_id: str = "", path: str = "") -> None:
+        self._effects.append((op, memory_id, path))
+        if self._paths is not None:
+            _apply(self._paths, op, memory_id, path)
+
+    def _note_paths(self) -> dict[str, str]:
+        """Note path → id in this checkout, as the open transaction leaves them. A sync puts thousands of
+        notes in one transaction: the bookkeeping is read once for it, not once a note."""
         if self._paths is None:
-            paths = {p: mid for p, (mid, _) in self.local.note_refs().items()}
-            if not self._depth:
-                return paths.get(path)
-            self._paths = paths
-        return self._paths.get(path)
+            self._paths = {p: mid for p, (mid, _) in self.local.note_refs().items()}
+            for op, memory_id, path in self._effects:
+                _apply(self._paths, op, memory_id, path)
+        return self._paths
 
     def remove(self, memory_id: str) -> None:
         with self.transaction():
             if not self._syncing:
                 self.shared.remove(memory_id)
-            self.local.remove(memory_id)
-            if self._paths is not None:
-                for path in [p for p, mid in self._paths.items() if mid == memory_id]:
-                    del self._paths[path]
+            self._later.append(lambda: self.local.remove(memory_id))
+            self._effect("remove", memory_id)
 
     def get(self, memory_id: str) -> Memory | None:
         return self.shared.get(memory_id)
@@ -143,7 +174,8 @@ class TeamStore:
         with self.transaction():
             if not self._syncing:
                 self.shared.clear()
-            self.local.clear()
+            self._later.append(self.local.clear)
+            self._effect("clear")
 
     # -- SearchIndex and EventLog -------------------------------------------------------------------
 
@@ -202,6 +234,16 @@ class TeamStore:
 
     def set_meta(self, key: str, value: str) -> None:
         self.local.set_meta(key, value)
+
+
+def _apply(paths: dict[str, str], op: str, memory_id: str, path: str) -> None:
+    if op == "clear":
+        paths.clear()
+        return
+    for known in [p for p, mid in paths.items() if mid == memory_id]:
+        del paths[known]
+    if op == "put":
+        paths[path] = memory_id
 
 
 def _stand_in(memory: Memory) -> Memory:
