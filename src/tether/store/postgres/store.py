@@ -21,6 +21,7 @@ closes transactions, and keeps a connection warm between them.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -37,6 +38,11 @@ from tether.store.postgres.schema import TEXT_CONFIG, opening
 from tether.store.postgres.tenancy import Tenant
 
 Conn = psycopg.Connection[tuple[Any, ...]]
+
+# psycopg reports what it could not clean up (a rollback on a connection a hook's deadline interrupted
+# mid-query) as a logged warning, which Python's last-resort handler prints to stderr, i.e. into the
+# agent's hook output. The failure itself reaches tether as an exception and the hook's log.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 @translating
