@@ -93,8 +93,11 @@ def test_init_database_connects_and_shares_the_notes(
     assert info["backend"] == "postgres" and info["project_memories"] == 1
     assert info["extensions"].keys() == {"vector", "pg_trgm"} and info["project"].startswith("git:")
     assert "***" in info["url"] or "@" not in info["url"]
+    text = tether("store", "status").out  # type: ignore[attr-defined]
+    assert "backend: postgres" in text and "memories: 1 project, 0 user" in text
     assert tether("init", "--database", "none").code == 0
     assert json.loads(tether("store", "status", "--json").out)["backend"] == "sqlite"  # type: ignore[attr-defined]
+    assert "backend: sqlite" in tether("store", "status").out  # type: ignore[attr-defined]
     with Workspace.open(repo, home=home) as ws:  # back on its own index, whole again (not the stand-ins)
         assert ws.get(added.id) == added and ws.search("deploy")
 
