@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +88,56 @@ def ws(repo: Path, home: Path) -> Iterator[Workspace]:
         yield workspace
     finally:
         workspace.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real Postgres with pgvector and pg_trgm (pgserver's wheel), started once per test session.
+
+    Its data directory is in a temporary directory and it listens on a unix socket only (no TCP port).
+    Not under pytest's own temporary root: every pytest session started on the machine makes that 0700
+    again, and a server running as root runs as pgserver's own user, which would then lose its files.
+    Skipped, with the reason in the summary (`-rs`), only when the wheel is missing or cannot start here.
+    Yields the URL of its `postgres` database; `pg_url` makes a fresh database per test."""
+    try:
+        with warnings.catch_warnings():  # platformdirs warns about a missing XDG_RUNTIME_DIR on import
+            warnings.simplefilter("ignore")
+            import pgserver
+    except ImportError as exc:
+        pytest.skip(f"Postgres tests need pgserver (pip install -e '.[dev]'): {exc}")
+    parent = Path(tempfile.mkdtemp(prefix="tether-test-pg-"))
+    try:
+        server = pgserver.get_server(parent / "data", cleanup_mode="stop")
+        url = server.get_uri()
+    except Exception as exc:  # the wheel's server did not start on this machine
+        shutil.rmtree(parent, ignore_errors=True)
+        pytest.skip(f"pgserver could not start a Postgres here: {type(exc).__name__}: {exc}")
+    try:
+        yield url
+    finally:
+        server.cleanup()
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+def database_url(server_url: str, name: str) -> str:
+    """The URL of database `name` on the server of `server_url` (pgserver's `.../postgres?host=...`)."""
+    base, _, query = server_url.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture
+def pg_url(postgres_server: str) -> Iterator[str]:
+    """A new, empty database on the session's Postgres, dropped after the test."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield database_url(postgres_server, name)
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def note_files(repo: Path) -> list[Path]:

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.fs", "tether.detach"),
     ("tether.config", "tether.project"),
     ("tether.store.base",),
-    ("tether.store.memory", "tether.store.sqlite"),
+    ("tether.store.memory", "tether.store.sqlite", "tether.store.postgres"),
     ("tether.repo",),
     ("tether.embed",),
     ("tether.notes",),
@@ -53,7 +53,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 # Only the composition (`workspace`, which opens the index) and the backends themselves name a backend: the
 # rest of the core sees `tether.store.base` only.
-MAY_NAME_A_BACKEND = ("tether.workspace", "tether.store.memory", "tether.store.sqlite")
+MAY_NAME_A_BACKEND = (
+    "tether.workspace",
+    "tether.store.memory",
+    "tether.store.sqlite",
+    "tether.store.postgres",
+)
 # Database drivers, and who may import them.
 DRIVERS = {
     "sqlite3": "tether.store.sqlite",
@@ -84,6 +89,7 @@ SPLIT_OVER = 600
 REVIEWED_OVER_400 = {
     "tether.store.sqlite.store": "one class implementing five protocols over one connection; its SQL reads best together",
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
+    "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
     "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
     "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
     "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
@@ -104,6 +110,15 @@ TESTED_IN = {
     "tether.store.sqlite.recovery": "test_workspace.py",
     "tether.store.sqlite.schema": "test_sqlite_store.py",
     "tether.store.sqlite.repomap": "test_repomap.py",
+    "tether.store.postgres.connect": "test_team.py",
+    "tether.store.postgres.driver": "test_postgres_store.py",
+    "tether.store.postgres.errors": "test_postgres_store.py",
+    "tether.store.postgres.eventlog": "test_postgres_store.py",
+    "tether.store.postgres.rows": "test_postgres_store.py",
+    "tether.store.postgres.schema": "test_postgres_store.py",
+    "tether.store.postgres.search": "test_postgres_store.py",
+    "tether.store.postgres.tenancy": "test_team.py",
+    "tether.adapters.cli.store": "test_team.py",
     "tether.repo.map": "test_repomap.py",
     "tether.repo.git": "test_repomap.py",
     "tether.embed.base": "test_embedders.py",

@@ -1,12 +1,15 @@
 """The store protocols' contract (`tether.store.base`), run against every implementation.
 
-The in-memory reference store and the SQLite index must answer alike: a backend that passes these plugs
-into recall, lifecycle and the repo map without them changing. Backend-specific behaviour (SQLite's
-pragmas, migrations, the vector cache file) is tested in the backend's own file.
+The in-memory reference store, the SQLite index and a team store (Postgres for the shared protocols, a
+SQLite index for the checkout's own) must answer alike: a backend that passes these plugs into recall,
+lifecycle and the repo map without them changing. Backend-specific behaviour (SQLite's pragmas,
+migrations, the vector cache file; Postgres' tenancy, conflicts and tombstones) is tested in the
+backend's own file.
 """
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -25,9 +28,25 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 EMBEDDER = HashedEmbedder()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+def team_store(server_url: str, local: Store) -> Store:
+    """A team store on the session's Postgres, in a tenant of its own (a fresh project and user)."""
+    from tether.store.postgres.store import PostgresStore
+    from tether.store.postgres.team import TeamStore
+    from tether.store.postgres.tenancy import Tenant
+
+    tenant = Tenant(f"git:{secrets.token_hex(20)}", secrets.token_hex(16))
+    return TeamStore(PostgresStore(server_url, tenant), local)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    s: Store = InMemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "index.db")
+    s: Store
+    if request.param == "memory":
+        s = InMemoryStore()
+    elif request.param == "sqlite":
+        s = SQLiteStore(tmp_path / "index.db")
+    else:
+        s = team_store(request.getfixturevalue("postgres_server"), SQLiteStore(tmp_path / "index.db"))
     try:
         yield s
     finally:

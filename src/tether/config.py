@@ -1,11 +1,13 @@
 """Configuration: `.tether/config.toml` (project) over `$TETHER_HOME/config.toml` (user) over defaults.
 
 Only known keys are accepted, each with a type, so a typo is an error instead of a silently ignored
-setting.
+setting. The team database (`database.url`) is a user-level setting only: it is read from the
+environment (`TETHER_DATABASE_URL`) or `$TETHER_HOME/config.toml`, never from a committed file.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,13 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     "distill.categories": ("pref,decision,gotcha", "categories distill may write"),
 }
 GUARD_MODES = ("off", "context", "deny-once", "auto")
+# Settings only the user makes, in the environment or `$TETHER_HOME/config.toml`: a clone is untrusted
+# input (DESIGN §8), and a committed database URL would send every memory and prompt-derived event of
+# whoever opens the clone to the committer's server. `Config.load` skips these keys in every file;
+# `database_url` reads them from the user's file alone.
+DATABASE_URL_KEY = "database.url"
+DATABASE_URL_ENV = "TETHER_DATABASE_URL"
+USER_ONLY = frozenset({DATABASE_URL_KEY})
 
 
 Value = bool | int | str
@@ -87,11 +96,17 @@ class Config:
         for path in paths:
             if path.is_file():
                 for key, value in _flatten(_read(path)).items():
-                    values[key] = coerce(key, value, source=str(path))
+                    if key not in USER_ONLY:
+                        values[key] = coerce(key, value, source=str(path))
         return cls(values)
 
 
 def coerce(key: str, value: object, source: str = "command line") -> Value:
+    if key in USER_ONLY:
+        raise ConfigError(
+            f"{key} is a user-level setting: set it with `tether init --database URL` (it goes to "
+            f"$TETHER_HOME/config.toml) or {DATABASE_URL_ENV}; a project's config.toml cannot choose it"
+        )
     if key not in DEFAULTS:
         raise ConfigError(f"unknown config key {key!r} in {source}: known keys are {', '.join(DEFAULTS)}")
     default = DEFAULTS[key][0]
@@ -166,3 +181,66 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
+
+
+def database_url(home: Path, environ: dict[str, str] | None = None) -> str | None:
+    """The team database's URL: `TETHER_DATABASE_URL`, else `database.url` in `$TETHER_HOME/config.toml`,
+    else None (the checkout's own SQLite index). Never read from a project's config.
+
+    >>> database_url(Path("/nonexistent"), {})
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(DATABASE_URL_ENV, "").strip()
+    source = DATABASE_URL_ENV
+    if not value:
+        path = home / "config.toml"
+        raw = _flatten(_read(path)).get(DATABASE_URL_KEY) if path.is_file() else None
+        if raw is None or not str(raw).strip():
+            return None
+        value, source = str(raw).strip(), f"{DATABASE_URL_KEY} in {path}"
+    return check_database_url(value, source)
+
+
+def check_database_url(url: str, source: str = "--database") -> str:
+    """`url` if it names a Postgres database (`postgresql://` or `postgres://`), else `ConfigError`."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            f"{source} must be a Postgres URL (postgresql://user@host/database), not {redact_url(url)!r}"
+        )
+    return url
+
+
+def set_database_url(home: Path, url: str | None) -> Path:
+    """Write (or with None remove) `database.url` in the user's config, readable by the user alone
+    (it may hold a password). Returns the file."""
+    path = home / "config.toml"
+    data = _flatten(_read(path)) if path.is_file() else {}
+    if url is None:
+        data.pop(DATABASE_URL_KEY, None)
+    else:
+        data[DATABASE_URL_KEY] = check_database_url(url)
+    home.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.touch(mode=0o600)
+    os.chmod(path, 0o600)
+    write_atomic(path, dump(data))
+    return path
+
+
+def committed_database_setting(paths: tuple[Path, ...]) -> list[Path]:
+    """The files among `paths` (a project's config) that set `database.url`, which is ignored there."""
+    return [p for p in paths if p.is_file() and DATABASE_URL_KEY in _flatten(_read(p))]
+
+
+def redact_url(url: str) -> str:
+    """`url` with its password replaced by `***`, for showing.
+
+    >>> redact_url("postgresql://ann:s3cret@db.example/tether")
+    'postgresql://ann:***@db.example/tether'
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    credentials, _, host = rest.partition("@")
+    user, colon, _ = credentials.partition(":")
+    return f"{scheme}://{user}{':***' if colon else ''}@{host}"

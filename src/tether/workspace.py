@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tether.config import Config
+from tether.config import Config, database_url
 from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import StoreDamaged
@@ -31,11 +31,16 @@ from tether.notes.sync import NoteIndex, SyncReport
 from tether.project import Paths, resolve
 from tether.recall.evidence import Candidate, Recalled, RecallResult
 from tether.recall.recaller import Recaller, RecallSettings
+from tether.store.base import Query, Store
 from tether.store.sqlite.recovery import check_damage, move_aside
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
 from tether.store.sqlite.store import SQLiteStore
 
 __all__ = ["Added", "Doctor", "Workspace", "environ_session"]
+
+# In the local index's meta: the identity of the shared store its note bookkeeping refers to ('' or
+# missing: the index itself holds the memories).
+SHARED_MARK = "team.shared"
 
 
 class Workspace(Memories):
@@ -43,6 +48,11 @@ class Workspace(Memories):
 
     `light` is a hook: it never waits on loading an embedding model (a real model is reached only through
     the warm embedding process), waits less for a busy index, and trusts the note directories' mtimes.
+
+    With a team database configured (`TETHER_DATABASE_URL` or `database.url` in `$TETHER_HOME/config.toml`,
+    never a committed file) the store is a `TeamStore`: memories, search and events in Postgres, the note
+    bookkeeping, sessions and repo map in the checkout's index. `team=False` opens the local index alone
+    (what `tether store copy` reads from or writes to).
     """
 
     def __init__(
@@ -54,6 +64,7 @@ class Workspace(Memories):
         clock: Callable[[], datetime] | None = None,
         recover: bool = False,
         light: bool = False,
+        team: bool = True,
     ) -> None:
         config = Config.load(*paths.config_files)
         clock = clock or utcnow
@@ -63,6 +74,11 @@ class Workspace(Memories):
         self._busy_ms = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
         self._recover = recover
         self._clock_for_recovery = clock
+        # Set when the index's note bookkeeping was made for another store: (the local index, the mark of
+        # the store it is now for). The next sync of a command starts the bookkeeping over.
+        self._moved: tuple[SQLiteStore, str] | None = None
+        self.database = database_url(paths.home) if team else None
+        self.paths = paths
         store = self._open_store(paths.index)
         embedders = EmbedderPolicy(
             config.text("embedder"),
@@ -76,7 +92,7 @@ class Workspace(Memories):
         super().__init__(
             paths, store, embedders, config=config, cwd=(cwd or Path.cwd()).resolve(), clock=clock
         )
-        self.index = NoteIndex(store, self.sources(), embedders, light=light, log=self.log)
+        self.index = NoteIndex(_sync_view(store), self.sources(), embedders, light=light, log=self.log)
 
     @classmethod
     def open(
@@ -90,15 +106,19 @@ class Workspace(Memories):
         clock: Callable[[], datetime] | None = None,
         recover: bool = False,
         light: bool = False,
+        team: bool = True,
     ) -> Workspace:
         """Open the memory for `cwd`. `recover=True` rebuilds a damaged index from the notes instead of
         raising (the CLI does; hooks don't: they fail open and stay fast). Only proven damage is recovered:
         a busy, full or read-only index raises `StoreUnavailable` and nothing is moved."""
         paths = resolve(cwd, home, require_project=require_project)
-        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light)
+        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light, team=team)
         if sync_notes:
             try:
-                ws.sync()
+                if ws._moved and not light:
+                    ws._sync_after_a_switch()
+                else:
+                    ws.sync()
             except StoreDamaged as damage:  # damage past the header shows only when pages are read
                 if not recover:
                     raise
@@ -106,11 +126,44 @@ class Workspace(Memories):
                 check_damage(paths.index, damage)
                 ws.recovered = move_aside(paths.index, ws.clock())
                 ws.log(f"index was damaged; moved to {ws.recovered} and rebuilt from the notes")
-                ws.store = ws.index.store = ws._open_store(paths.index)
+                ws.store = ws._open_store(paths.index)
+                ws.index.store = _sync_view(ws.store)
                 ws.sync()
         return ws
 
-    def _open_store(self, index: Path) -> SQLiteStore:
+    def _open_store(self, index: Path) -> Store:
+        local = self._open_local(index)
+        # The local index says which store its note bookkeeping was made for ('' for itself): after a
+        # switch to or from a team database (or to another one), every note is indexed again, or a note
+        # the index already knows would never reach the new store (`_sync_after_a_switch`).
+        was = local.get_meta(SHARED_MARK) or ""
+        if self.database is None:
+            self._moved = (local, "") if was else None
+            return local
+        from tether.store.postgres.connect import open_team
+
+        try:
+            team = open_team(
+                self.database, local, root=self.paths.root, home=self.paths.home, light=self.light
+            )
+        except BaseException:
+            local.close()
+            raise
+        self._moved = (local, team.shared.identity) if was != team.shared.identity else None
+        return team
+
+    def _sync_after_a_switch(self) -> None:
+        """Start the note bookkeeping over and index every note into the store now in use. A hook leaves
+        this to the next command (a whole sync can outlast its deadline); the mark is set only once the
+        sync is through, so an interrupted one is done again."""
+        assert self._moved is not None
+        local, mark = self._moved
+        local.clear()
+        self.sync(full=True)
+        local.set_meta(SHARED_MARK, mark)
+        self._moved = None
+
+    def _open_local(self, index: Path) -> SQLiteStore:
         try:
             return SQLiteStore(index, self._busy_ms)
         except StoreDamaged as damage:
@@ -198,12 +251,63 @@ class Workspace(Memories):
         """Import JSON lines from `export`. Validates every line before writing any. Returns (new, same)."""
         return jsonl.import_lines(self, lines)
 
+    def store_status(self) -> dict[str, Any]:
+        """Which backend holds the memories, its version, counts, and the latency of one read (the median
+        of five `count` queries) for `tether store status`."""
+        import time
+
+        from tether.config import committed_database_setting, redact_url
+
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            self.store.count(Query())
+            timings.append(time.perf_counter() - started)
+        out: dict[str, Any] = {
+            "index": str(self.paths.index),
+            "project_memories": self.store.count(Query(status=None, scope="project")),
+            "user_memories": self.store.count(Query(status=None, scope="user")),
+            "read_ms": round(sorted(timings)[2] * 1000, 3),
+        }
+        ignored = committed_database_setting(self.paths.config_files[1:])
+        if ignored:
+            out["ignored"] = [
+                f"database.url in {p}: a committed file cannot choose the database" for p in ignored
+            ]
+        if isinstance(self.store, SQLiteStore):
+            conn = self.store.conn
+            return {
+                "backend": "sqlite",
+                "version": f"SQLite {conn.execute('SELECT sqlite_version()').fetchone()[0]}",
+                "events": int(conn.execute("SELECT count(*) FROM events").fetchone()[0]),
+                **out,
+            }
+        shared = self.store.shared  # type: ignore[attr-defined]  # a TeamStore
+        status = dict(shared.status())
+        return {
+            "backend": "postgres",
+            "version": f"PostgreSQL {status.pop('server')}",
+            "url": redact_url(self.database or ""),
+            "project": shared.tenant.project,
+            "user": shared.tenant.user,
+            "notes_here": len(self.store.note_refs()),
+            **status,
+            **out,
+        }
+
     def doctor(self) -> Doctor:
         return doctor(self, self.sync())
 
     def dead_refs(self) -> list[tuple[Memory, list[str]]]:
         """Active memories whose every named path is gone from the work tree."""
         return dead_refs(self)
+
+
+def _sync_view(store: Store) -> Store:
+    """What the note sync writes through: a team store's `syncing()` view (a note missing from this
+    checkout keeps the team's row, a tombstone is respected), the store itself otherwise."""
+    syncing: Callable[[], Store] | None = getattr(store, "syncing", None)
+    return syncing() if syncing is not None else store
 
 
 def environ_session() -> str | None:

@@ -3,8 +3,8 @@
 Exit codes: 0 ok, 1 a user error (with a message saying what to do), 2 usage.
 
 The group and `main` live here; the commands live in `cli_memories` (single memories), `cli_recall`
-(search, recall, explain), `cli_project` (init, config, install, index upkeep) and `cli_lifecycle`
-(stats, cleanup, intake), each registered below.
+(search, recall, explain), `cli_project` (init, config, install, index upkeep), `cli_lifecycle`
+(stats, cleanup, intake) and `cli_store` (store status, copy), each registered below.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ def cli() -> None:
 
 def _register() -> None:
     from tether.adapters.cli import embedder as cli_embedder
+    from tether.adapters.cli import store as cli_store
 
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder):
+    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder, cli_store):
         for command in module.COMMANDS:
             cli.add_command(command)
 

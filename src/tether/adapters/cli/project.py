@@ -16,12 +16,29 @@ from tether.store.base import Query
 
 
 @click.command()
-def init() -> None:
+@click.option(
+    "--database",
+    metavar="URL",
+    help="Share memory through the team database at URL (postgresql://...): a user-level setting, "
+    "written to $TETHER_HOME/config.toml, never to the project. 'none' goes back to the local index.",
+)
+def init(database: str | None) -> None:
     """Create .tether/ at the git root (memories/, config.toml, .gitignore)."""
     from tether.project import init_project
 
     paths, created = init_project(Path.cwd())
     echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
+    if database is not None:
+        from tether.config import redact_url, set_database_url
+
+        url = None if database.strip().lower() in ("", "none") else database.strip()
+        written = set_database_url(paths.home, url)
+        if url is None:
+            echo(f"team database: off (removed from {written}); memory is this checkout's own again")
+        else:
+            echo(f"team database: {redact_url(url)} (in {written}, for your user only)")
+            with workspace() as ws:  # connects, migrates, and shares this checkout's notes
+                echo(f"shared: {ws.store.count(Query(status=None))} memories; `tether store status` for more")
 
 
 @click.command(name="config")
