@@ -28,12 +28,22 @@ HNSW_WITH = "m = 16, ef_construction = 64"
 
 
 def text(
-    conn: Conn, visible: dict[str, Any], words: Sequence[str], limit: int, *, trigram: bool
+    conn: Conn,
+    visible: dict[str, Any],
+    words: Sequence[str],
+    limit: int,
+    *,
+    trigram: bool,
+    among: Sequence[str] | None = None,
 ) -> list[TextHit]:
     """Up to `limit` hits from each index for any of `words` (OR): `ts_rank` over the weighted
-    tsvector, and the words found as substrings (`_substrings`)."""
+    tsvector, and the words found as substrings (`_substrings`); with `among`, only those memories."""
     hits: dict[str, list[float]] = {}
     params: dict[str, Any] = {**visible, "limit": limit, "weights": rows.RANK_WEIGHTS}
+    only = sql.SQL("TRUE")
+    if among is not None:
+        params["among"] = list(among)
+        only = sql.SQL("id = ANY(%(among)s)")
     terms = []
     for n, word in enumerate(words):
         params[f"w{n}"] = rows.fold(word)
@@ -43,24 +53,28 @@ def text(
         )
     words_sql = sql.SQL(
         "SELECT id, ts_rank(%(weights)s::float4[], words, q) FROM tether_memories, ({}) AS query(q)"
-        " WHERE words @@ q AND status = 'active' AND {} ORDER BY 2 DESC, id LIMIT %(limit)s"
-    ).format(sql.SQL("SELECT ") + sql.SQL(" || ").join(terms), rows.VISIBLE)
+        " WHERE words @@ q AND status = 'active' AND {} AND {} ORDER BY 2 DESC, id LIMIT %(limit)s"
+    ).format(sql.SQL("SELECT ") + sql.SQL(" || ").join(terms), rows.VISIBLE, only)
     for mid, score in conn.execute(words_sql, params):
         hits.setdefault(mid, [0.0, 0.0])[0] = float(score)
     needles = list(dict.fromkeys(w.lower() for w in words if len(w) >= 3)) if trigram else []
     if needles:
-        for mid, score in conn.execute(*_substrings(visible, needles, limit)):
+        for mid, score in conn.execute(*_substrings(visible, needles, limit, among)):
             hits.setdefault(mid, [0.0, 0.0])[1] = float(score)
     return [TextHit(mid, s[0], s[1]) for mid, s in hits.items()]
 
 
 def _substrings(
-    visible: dict[str, Any], needles: list[str], limit: int
+    visible: dict[str, Any], needles: list[str], limit: int, among: Sequence[str] | None = None
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The trigram channel's query: memories holding any needle as a substring (pg_trgm's GIN index
     serves the LIKEs), scored like bm25 without lengths: the sum of the found needles' idf, so a rare
     substring counts for more than a common one (what FTS5's trigram bm25 gives the SQLite index)."""
     params: dict[str, Any] = {**visible, "limit": limit}
+    only = sql.SQL("TRUE")
+    if among is not None:
+        params["among"] = list(among)
+        only = sql.SQL("id = ANY(%(among)s)")
     found, hit_flags, df_counts, idf_terms = [], [], [], []
     for n, needle in enumerate(needles):
         params[f"p{n}"] = rows.like_pattern(needle)
@@ -73,7 +87,8 @@ def _substrings(
             )
         )
     statement = sql.SQL(
-        "WITH hit AS (SELECT id, {flags} FROM tether_memories WHERE ({found}) AND status = 'active' AND {visible}),"
+        "WITH hit AS (SELECT id, {flags} FROM tether_memories WHERE ({found}) AND status = 'active' AND {visible}"
+        " AND {only}),"
         " df AS (SELECT {counts} FROM hit),"
         " n AS (SELECT count(*)::float8 AS n FROM tether_memories WHERE status = 'active' AND {visible})"
         " SELECT id, {score} FROM hit, df, n ORDER BY 2 DESC, id LIMIT %(limit)s"
@@ -81,6 +96,7 @@ def _substrings(
         flags=sql.SQL(", ").join(hit_flags),
         found=sql.SQL(" OR ").join(found),
         visible=rows.VISIBLE,
+        only=only,
         counts=sql.SQL(", ").join(df_counts),
         score=sql.SQL(" + ").join(idf_terms),
     )

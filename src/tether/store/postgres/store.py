@@ -356,12 +356,16 @@ class PostgresStore:
 
     # -- SearchIndex ------------------------------------------------------------------------------
 
-    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
+    def text(
+        self, words: Sequence[str], limit: int, *, trigram: bool = True, among: Sequence[str] | None = None
+    ) -> list[TextHit]:
         """Weighted `ts_rank` over the word index and pg_trgm substring matches, active memories only."""
-        if not words:
+        if not words or (among is not None and not among):
             return []
+        if among is not None:
+            limit = len(among)
         with self._conn() as conn:
-            return search.text(conn, self._params, words, limit, trigram=trigram)
+            return search.text(conn, self._params, words, limit, trigram=trigram, among=among)
 
     def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The top `k` by cosine through the HNSW index of `embedder`'s vectors, best first."""

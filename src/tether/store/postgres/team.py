@@ -179,8 +179,10 @@ class TeamStore:
 
     # -- SearchIndex and EventLog -------------------------------------------------------------------
 
-    def text(self, words: Sequence[str], limit: int, *, trigram: bool = True) -> list[TextHit]:
-        return self.shared.text(words, limit, trigram=trigram)
+    def text(
+        self, words: Sequence[str], limit: int, *, trigram: bool = True, among: Sequence[str] | None = None
+    ) -> list[TextHit]:
+        return self.shared.text(words, limit, trigram=trigram, among=among)
 
     def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         return self.shared.nearest(embedder, vector, k)
