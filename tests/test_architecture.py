@@ -90,8 +90,7 @@ REVIEWED_OVER_400 = {
     "tether.store.sqlite.store": "one class implementing five protocols over one connection; its SQL reads best together",
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
-    "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
-    "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
+    "tether.intake.rulefiles": "finding rule files and splitting parsed markdown into line-anchored units: the block walk and the merges that fold lead-ins, examples and loose tables read best together",
     "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
     "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
 }

@@ -178,7 +178,7 @@ def test_the_product_makes_one_memory_per_rule_unit_and_maps_it_back(tmp_path: P
     assert [d.id for d in corpus.docs] == [m.id for m in corpus.memories]
     assert project.skipped == [] and project.unmapped == []
     web = next(d for d in corpus.docs if "renderWithProviders" in d.summary)
-    assert web.refs == ("web/",) and web.memory_id and "Rule from web/AGENTS.md" in web.details
+    assert web.refs == ("web/",) and web.memory_id and "AGENTS.md" not in web.details
     root = next(d for d in corpus.docs if d.path == "AGENTS.md")
     assert root.refs == () and root.covers("api/server.py")
 

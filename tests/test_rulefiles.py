@@ -96,15 +96,15 @@ CASES = [
         "AGENTS.md",
         NESTED,
         [
-            (5, 5, "Project > Testing", "- Run `make test` before pushing."),
+            (5, 5, "Testing", "- Run `make test` before pushing."),
             (
                 6,
                 9,
-                "Project > Testing",
+                "Testing",
                 "- Fixtures:\n  - `tmp_repo` makes a real git repo.\n  - `db` is a real SQLite file.\n"
                 "    It is deleted after the test.",
             ),
-            (10, 10, "Project > Testing", "* Never mock `Store`."),
+            (10, 10, "Testing", "* Never mock `Store`."),
         ],
     ),
     (
@@ -118,22 +118,22 @@ CASES = [
         ],
     ),
     (
-        "table is one unit",
+        "a table is one unit per row, each with its header",
         "GEMINI.md",
         TABLE,
         [
-            (3, 6, "Layout", "| dir | what |\n|-----|------|\n| `src/` | code |\n| `tests/` | tests |"),
-            (8, 9, "Layout", "After the table, a paragraph\nthat spans two lines."),
+            (5, 5, "", "| dir | what |\n|-----|------|\n| `src/` | code |"),
+            (6, 6, "", "| dir | what |\n|-----|------|\n| `tests/` | tests |"),
+            (8, 9, "", "After the table, a paragraph\nthat spans two lines."),
         ],
     ),
     (
-        "lead-in becomes context",
+        "a lead-in keeps its list of short items",
         "AGENTS.md",
         LEAD_IN,
         [
-            (4, 4, "Style > When adding a provider", "- Register it in `providers/__init__.py`."),
-            (5, 5, "Style > When adding a provider", "- Add a test."),
-            (7, 7, "Style", "Plain paragraph rule."),
+            (3, 5, "", "When adding a provider:\n- Register it in `providers/__init__.py`.\n- Add a test."),
+            (7, 7, "", "Plain paragraph rule."),
         ],
     ),
     (
@@ -141,9 +141,27 @@ CASES = [
         "AGENTS.md",
         SETEXT_AND_COMMENTS,
         [
-            (6, 6, "Conventions", "1. Use `uv run`."),
-            (7, 7, "Conventions", "2) Keep modules small."),
-            (15, 15, "Conventions > Imports", "Prefer absolute imports."),
+            (6, 6, "", "1. Use `uv run`."),
+            (7, 7, "", "2) Keep modules small."),
+            (15, 15, "Imports", "Prefer absolute imports."),
+        ],
+    ),
+    (
+        # A file's one leading H1 is its title and stays out of the trail; two H1s are sections.
+        "two top-level headings are both sections",
+        "AGENTS.md",
+        "# Build\n\n- Use `make`.\n\n# Test\n\n- Use `pytest`.\n",
+        [(3, 3, "Build", "- Use `make`."), (7, 7, "Test", "- Use `pytest`.")],
+    ),
+    (
+        # Long items are rules of their own and each keeps the lead-in; `skip` leaves a rule out.
+        "long items keep their lead-in, skip drops a rule",
+        "AGENTS.md",
+        "When you add a provider to the registry:\n\n- Register it in `providers/__init__.py` with its default model.\n"
+        "- Add a test for it that replays recorded cassettes only.\n- <!-- tether: skip --> Scratch note.\n",
+        [
+            (3, 3, "", "- Register it in `providers/__init__.py` with its default model."),
+            (4, 4, "", "- Add a test for it that replays recorded cassettes only."),
         ],
     ),
     ("empty file", "AGENTS.md", "", []),
@@ -280,7 +298,7 @@ def test_find_rule_files_uses_given_list(tmp_path: Path) -> None:
 def test_read_rule_file(tmp_path: Path) -> None:
     _write(tmp_path, "pkg/AGENTS.md", "# T\n\n- Use `x`.\n")
     (unit,) = read_rule_file(tmp_path, "pkg/AGENTS.md")
-    assert unit == RuleUnit("pkg/AGENTS.md", 3, 3, "- Use `x`.", "T", "pkg/", ())
+    assert unit == RuleUnit("pkg/AGENTS.md", 3, 3, "- Use `x`.", "", "pkg/", (), kind="item")
 
 
 def test_read_rule_file_rejects_non_utf8_naming_the_file(tmp_path: Path) -> None:
@@ -298,4 +316,23 @@ def test_units_are_stable_under_unrelated_edits_below() -> None:
     before = split_rules("AGENTS.md", NESTED)
     after = split_rules("AGENTS.md", NESTED + "\n## More\n\n- New rule.\n")
     assert after[: len(before)] == before
-    assert after[-1].text == "- New rule." and after[-1].heading == "Project > More"
+    assert after[-1].text == "- New rule." and after[-1].heading == "More"
+
+
+def test_markers_mark_the_next_rule_its_own_text_and_a_section() -> None:
+    text = (
+        "## Style\n\n<!-- tether: gotcha -->\n- Never commit secrets.\n- Use `ruff`. <!-- tether: core -->\n"
+        "- Keep it short.\n\n## Decisions <!-- tether: decision -->\n\n- SQLite, not Postgres.\n"
+    )
+    assert [(u.text.split("<!--")[0].strip(), u.marks) for u in split_rules("AGENTS.md", text)] == [
+        ("- Never commit secrets.", ("gotcha",)),
+        ("- Use `ruff`.", ("core",)),
+        ("- Keep it short.", ()),
+        ("- SQLite, not Postgres.", ("decision",)),
+    ]
+
+
+def test_a_long_lead_in_is_each_items_lead() -> None:
+    text = "Before you open a pull request, check all of these:\n\n- Run the whole suite locally and fix every failure.\n"
+    (unit,) = split_rules("AGENTS.md", text)
+    assert unit.lead == "Before you open a pull request, check all of these" and unit.kind == "item"

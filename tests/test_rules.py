@@ -34,7 +34,7 @@ Read the docs before changing the API.
 
 ## Style
 
-- Format with ruff.
+- Format all code with ruff.
 - Keep functions under 50 lines.
 """
 
@@ -98,17 +98,21 @@ def test_first_import(rules_repo: Path, ws: Workspace) -> None:
     assert set(found) == {
         "Read the docs before changing the API.",
         "Use `pytest`; never mock the database.",
-        "Run the suite with:",
-        "Format with ruff.",
+        "Run the suite with: `make test`",
+        "Format all code with ruff.",
         "Keep functions under 50 lines.",
         "Components live in `web/components/`.",
         "Docs use sentence case headings.",
         "Return JSON errors with a `code` field.",
         "Prefer small pull requests.",
     }
-    suite = found["Run the suite with:"]
-    assert suite.origin == "rules:AGENTS.md" and suite.category == "pref" and suite.files == ()
-    assert suite.details == "```sh\nmake test\n```\n\nRule from AGENTS.md › Project rules > Testing"
+    suite = found["Run the suite with: `make test`"]
+    assert suite.origin == "rules:AGENTS.md" and suite.category == "context" and suite.files == ()
+    # Provenance is the origin, not searchable text: the details end with the section (without the file's
+    # title, "Project rules", which every rule would share).
+    assert suite.details == "Run the suite with:\n```sh\nmake test\n```\n\n§ Testing"
+    assert found["Use `pytest`; never mock the database."].category == "gotcha"
+    assert not any("AGENTS.md" in m.details or "rules" in m.details.lower() for m in found.values())
     assert found["Components live in `web/components/`."].files == ("web/",)
     assert found["Docs use sentence case headings."].files == ("docs/",)
     assert found["Prefer small pull requests."].files == ()
@@ -158,17 +162,19 @@ def test_rewritten_rule_is_a_new_memory(rules_repo: Path, ws: Workspace) -> None
     sync_rules(ws)
     old = by_summary(ws, "Keep functions under 50 lines.")
     write(
-        rules_repo, "AGENTS.md", AGENTS.replace("Keep functions under 50 lines.", "Type-annotate every API.")
+        rules_repo,
+        "AGENTS.md",
+        AGENTS.replace("Keep functions under 50 lines.", "Type-annotate every public API function."),
     )
     (entry,) = [f for f in sync_rules(ws).files if f.path == "AGENTS.md"]
-    assert [m.summary for m in entry.added] == ["Type-annotate every API."]
+    assert [m.summary for m in entry.added] == ["Type-annotate every public API function."]
     assert [m.id for m in entry.archived] == [old.id]
 
 
 def test_deleted_rule_is_archived_and_comes_back(rules_repo: Path, ws: Workspace) -> None:
     sync_rules(ws)
-    old = by_summary(ws, "Format with ruff.")
-    write(rules_repo, "AGENTS.md", AGENTS.replace("- Format with ruff.\n", ""))
+    old = by_summary(ws, "Format all code with ruff.")
+    write(rules_repo, "AGENTS.md", AGENTS.replace("- Format all code with ruff.\n", ""))
 
     (entry,) = [f for f in sync_rules(ws).files if f.path == "AGENTS.md"]
 
@@ -176,7 +182,7 @@ def test_deleted_rule_is_archived_and_comes_back(rules_repo: Path, ws: Workspace
     archived = ws.get(old.id)
     assert archived.status == "archived"  # never deleted
     assert Path(ws.store.note_path(old.id) or "").is_file()
-    assert "Format with ruff." not in rule_memories(ws)
+    assert "Format all code with ruff." not in rule_memories(ws)
 
     write(rules_repo, "AGENTS.md", AGENTS)
     (entry,) = [f for f in sync_rules(ws).files if f.path == "AGENTS.md"]
@@ -215,7 +221,7 @@ def test_a_moved_rule_file_keeps_its_memories_ids_and_usage(rules_repo: Path, ws
     assert [m.id for m in entry.moved] == [memory.id] and entry.added == []
     moved = ws.get(memory.id)
     assert (moved.origin, moved.files, moved.status) == ("rules:ui/CLAUDE.md", ("ui/",), "active")
-    assert "ui/CLAUDE.md" in moved.details and "web/CLAUDE.md" not in moved.details
+    assert "CLAUDE.md" not in moved.details  # the origin names the file, the details never did
     assert ws.store.telemetry([memory.id])[memory.id].acted == 1
     assert not any(f.changed for f in sync_rules(ws).files)  # settled: nothing more to do
 
@@ -279,7 +285,7 @@ def test_long_first_line_is_trimmed_into_the_summary() -> None:
     item = render(unit, Path("/nowhere"))
     assert len(item.summary) <= 160 and item.summary.endswith("…")
     assert item.details.startswith(words + "\nand a second line.")
-    assert item.details.endswith("Rule from AGENTS.md › Long")
+    assert item.details.endswith("§ Long") and "AGENTS.md" not in item.details
 
 
 def test_resync_if_changed_is_a_no_op_until_a_rule_file_changes(rules_repo: Path, ws: Workspace) -> None:
@@ -300,8 +306,12 @@ def test_session_start_hook_resyncs_an_edited_rule(
     monkeypatch.setenv("TETHER_HOME", str(home))
     with Workspace.open(rules_repo, home=home) as ws:
         sync_rules(ws)
-        memory = by_summary(ws, "Format with ruff.")
-    write(rules_repo, "AGENTS.md", AGENTS.replace("Format with ruff.", "Format with ruff (line length 110)."))
+        memory = by_summary(ws, "Format all code with ruff.")
+    write(
+        rules_repo,
+        "AGENTS.md",
+        AGENTS.replace("Format all code with ruff.", "Format all code with ruff (line length 110)."),
+    )
 
     payload = {
         "session_id": "s",
@@ -314,7 +324,7 @@ def test_session_start_hook_resyncs_an_edited_rule(
 
     assert not (rules_repo / ".tether" / "logs" / "hooks.log").exists()
     with Workspace.open(rules_repo, home=home) as ws:
-        assert ws.get(memory.id).summary == "Format with ruff (line length 110)."
+        assert ws.get(memory.id).summary == "Format all code with ruff (line length 110)."
 
 
 def test_resync_skips_when_another_sync_holds_the_lock(rules_repo: Path, ws: Workspace) -> None:
@@ -330,11 +340,15 @@ def test_resync_skips_when_another_sync_holds_the_lock(rules_repo: Path, ws: Wor
 
 def test_hand_broken_note_fails_its_file_only(rules_repo: Path, ws: Workspace) -> None:
     sync_rules(ws)
-    ruff = by_summary(ws, "Format with ruff.")
+    ruff = by_summary(ws, "Format all code with ruff.")
     note = Path(ws.store.note_path(ruff.id) or "")
     note.write_text("---\nid: [broken\n---\n", encoding="utf-8")
     ws.sync()
-    write(rules_repo, "AGENTS.md", AGENTS.replace("Format with ruff.", "Format with ruff, always."))
+    write(
+        rules_repo,
+        "AGENTS.md",
+        AGENTS.replace("Format all code with ruff.", "Format all code with ruff, always."),
+    )
     write(rules_repo, "web/CLAUDE.md", "- Components live in `web/ui/`.\n")
 
     report = sync_rules(ws)

@@ -4,8 +4,8 @@
     python benchmarks/quality/build.py --repo langfuse    # one repo
     python benchmarks/quality/build.py --freeze           # (re)write labels/<repo>.json: only before tuning
 
-Memories are the rule units (tether.rulefiles.split_rules) of every rule file at C1. Tasks are the later
-non-merge commits by people. A rule is relevant to a task when the task touches a file inside the rule's
+Memories are the rule units (`units.split_rules`, the splitter the labels were frozen with) of every rule
+file at C1. Tasks are the later non-merge commits by people. A rule is relevant to a task when the task touches a file inside the rule's
 scope and one of the rule's back-ticked identifiers appears in the task's added lines (README.md has the
 exact rules). The labels are mechanical so that nobody, tuning included, can nudge them.
 """
@@ -36,7 +36,7 @@ from corpus import (
     repo_spec,
     save_corpus,
 )
-from product import is_rule_file, split_rules
+from units import is_rule_file, split_rules
 
 # Commits touching more files than this are sweeping changes (formatting, renames, vendoring), not tasks
 # an agent would be given; DESIGN §3 skips them for co-change for the same reason.

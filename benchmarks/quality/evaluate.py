@@ -87,7 +87,7 @@ class RecentRetriever:
         docs = docs_of(corpus)
         times = unit_times(corpus) if corpus.git_dir else {}
         order = {d.id: i for i, d in enumerate(docs)}
-        newest = {d.id: max(times.get(u, 0) for u in d.units) for d in docs}
+        newest = {d.id: max((times.get(u, 0) for u in d.units), default=0) for d in docs}
         self.ids = sorted(order, key=lambda i: (-newest[i], order[i]))
 
     def retrieve(self, task: TaskView, mode: str) -> list[str]:

@@ -54,6 +54,7 @@ __all__ = [
     "describe",
     "is_rule_file",
     "project_for",
+    "render_file",
     "rule_scope",
     "split_rules",
 ]
@@ -214,50 +215,68 @@ def _commit_time(root: Path, rev: str) -> datetime:
     return datetime.fromtimestamp(int(out.strip()), UTC)
 
 
+def render_file(path: str, text: str, root: Path) -> tuple[list[Any], int]:
+    """What the sync makes of one rule file's text: the rendered rules, and how many units it dropped."""
+    rendered = [render(unit, root) for unit in split_rules(path, text)]  # None: the unit carries no rule
+    kept = [item for item in rendered if item is not None]
+    return kept, len(rendered) - len(kept)
+
+
 def _map_units(corpus: Corpus, root: Path, ws: Workspace) -> tuple[list[Doc], dict[str, str], list[str]]:
-    """Docs in the corpus's rule-unit order, one per product memory, each naming the units it stands for."""
+    """Docs in the corpus's rule-unit order, one per product memory, each naming the units it stands for.
+
+    The corpus's units are the frozen splitter's (`units.py`); the product splits and renders on its own.
+    A unit belongs to the product rule (a memory, found by the content hash of the product's own render)
+    that covers most of its lines, the first of equals: a bullet to the lead-in-and-list memory it became
+    part of, a whole table to its first row. A product memory no unit maps to is a doc of its own with
+    no units (nothing labels it, every system may rank it), so every system ranks the same memories.
+    """
     memories = {
         (m.origin, m.content_hash): m
         for m in ws.find(Query(status=("active",), origin="rules:", scope="project"))
     }
-    corpus_ids = {(m.path, m.line): m.id for m in corpus.memories}
     units: dict[str, list[str]] = {}  # memory id -> unit ids, in file order
+    placed: dict[str, tuple[str, int]] = {}  # memory id -> (its rule file, first line) for unlabelled docs
     unmapped: list[str] = []
     for path in sorted({m.path for m in corpus.memories}):
         text = (root / path).read_bytes().decode("utf-8-sig")
+        spans = []
         for unit in split_rules(path, text):
-            unit_id = corpus_ids.get((unit.path, unit.line))
-            if unit_id is None:
-                raise SystemExit(
-                    f"{corpus.repo}: {path}:{unit.line} is not a corpus unit; rebuild the corpus"
-                )
-            memory = memories.get((f"rules:{path}", render(unit, root).content_hash))
-            if memory is None:
-                unmapped.append(unit_id)
+            item = render(unit, root)
+            memory = memories.get((f"rules:{path}", item.content_hash)) if item is not None else None
+            if memory is not None:
+                spans.append((unit.line, unit.end_line, memory.id))
+                placed.setdefault(memory.id, (path, unit.line))
+        for old in (m for m in corpus.memories if m.path == path):
+            overlaps = [(min(end, old.end_line) - max(line, old.line) + 1, mid) for line, end, mid in spans]
+            best = max((o for o in overlaps if o[0] > 0), key=lambda o: o[0], default=None)
+            if best is None:
+                unmapped.append(old.id)
             else:
-                units.setdefault(memory.id, []).append(unit_id)
-    first = {ids[0]: mid for mid, ids in units.items()}
+                units.setdefault(best[1], []).append(old.id)
+    by_id = {m.id: m for m in memories.values()}
+    order = {m.id: i for i, m in enumerate(corpus.memories)}
     docs = []
     by_memory = {}
-    by_id = {m.id: m for m in memories.values()}
-    for item in corpus.memories:
-        mid = first.get(item.id)
-        if mid is None:
-            continue
-        memory = by_id[mid]
+    for mid, memory in by_id.items():
+        ids = units.get(mid, [])
+        path, line = placed.get(mid, (memory.origin.removeprefix("rules:"), 0))
+        doc_id = ids[0] if ids else f"memory:{mid}"
         docs.append(
             Doc(
-                id=item.id,
-                units=tuple(units[mid]),
+                id=doc_id,
+                units=tuple(ids),
                 summary=memory.summary,
                 details=memory.details,
                 refs=tuple(memory.files),
-                path=item.path,
-                line=item.line,
+                path=path,
+                line=line,
                 memory_id=mid,
             )
         )
-        by_memory[mid] = item.id
+        by_memory[mid] = doc_id
+    # Rule-file order (recent-3 and native-scope rely on it): by file, then line.
+    docs.sort(key=lambda d: (d.path, d.line, order.get(d.id, len(order))))
     return docs, by_memory, unmapped
 
 
@@ -282,11 +301,12 @@ def attach(corpus: Corpus) -> Project:
 
 def describe(project: Project) -> dict[str, Any]:
     """How the product's memories relate to the corpus's rule units (for the report)."""
-    merged = sum(len(d.units) - 1 for d in project.docs)
+    merged = sum(max(0, len(d.units) - 1) for d in project.docs)
     return {
         "units": len(project.corpus.memories),
         "memories": len(project.docs),
         "skipped": len(project.skipped),
         "unmapped": len(project.unmapped),
         "merged": merged,
+        "unitless": sum(1 for d in project.docs if not d.units),
     }

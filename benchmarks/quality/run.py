@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: {facts['units']} rule units -> {facts['memories']} product memories "
             f"(skipped by the sync: {facts['skipped']}, units with no memory: {facts['unmapped']}, "
-            f"units sharing a memory with another: {facts['merged']}); project made in "
+            f"units sharing a memory with another: {facts['merged']}, memories no unit maps to: "
+            f"{facts['unitless']}); project made in "
             f"{time.perf_counter() - t0:.0f} s"
         )
         for warning in project.skipped:

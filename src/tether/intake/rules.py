@@ -22,57 +22,41 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError, ValidationError
 from tether.fs import file_lock
-from tether.intake.rulefiles import RuleUnit, find_rule_files, read_rule_file
+from tether.intake.rulefiles import find_rule_files, read_rule_file
+from tether.intake.ruletext import Rendered, body_of, heading_of, render
 from tether.memories import Memories
-from tether.model.memory import Memory, check_text, content_hash, normalize_path
+from tether.model.memory import Memory, check_text
 from tether.model.secrets import find_secret
-from tether.model.text import fit_summary
 from tether.store.base import Query
 
-__all__ = ["MATCH_RATIO", "FileSync", "RulesSync", "fingerprint", "render", "resync_if_changed", "sync_rules"]
+__all__ = [
+    "MATCH_RATIO",
+    "FileSync",
+    "Rendered",
+    "RulesSync",
+    "fingerprint",
+    "render",
+    "resync_if_changed",
+    "sync_rules",
+]
 
 META_HASH = "rules.hash"
-# Bump when `render` changes what a rule's memory looks like, so every project re-syncs once.
-RENDER_VERSION = "1"
+# Bump when `render` changes what a rule's memory looks like, so every project re-syncs once. 2: whole-
+# sentence summaries from parsed markdown, categories, no "Rule from <file>" trailer in the details.
+RENDER_VERSION = "2"
 # An edited rule keeps most of its words; two different rules of one file rarely share half. Below this
 # an edit is treated as remove + add, which costs only the old memory's telemetry.
 MATCH_RATIO = 0.5
 # Between two equally similar candidates, the one under the same heading is the edited rule.
 HEADING_BONUS = 0.05
-CATEGORY = "pref"  # a rule says how work is done here: DESIGN §1's meaning of `pref`
-TRAILER = "Rule from "
-
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-_WILDCARD = re.compile(r"[*?\[\]{}!]")
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """What one rule unit becomes: the memory's text and file references (repo-relative)."""
-
-    unit: RuleUnit
-    summary: str
-    details: str
-    files: tuple[str, ...]
-
-    @property
-    def body(self) -> str:
-        return _strip_trailer(self.summary, self.details)
-
-    @property
-    def content_hash(self) -> str:
-        return content_hash(self.summary, self.details)
 
 
 @dataclass
@@ -86,6 +70,7 @@ class FileSync:
     restored: list[Memory] = field(default_factory=list)
     moved: list[Memory] = field(default_factory=list)  # adopted from a rule file that was renamed or moved
     unchanged: int = 0
+    dropped: int = 0  # units that carry no rule (only links, a directory tree)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -102,6 +87,7 @@ class FileSync:
             "restored": [m.id for m in self.restored],
             "moved": [m.id for m in self.moved],
             "unchanged": self.unchanged,
+            "dropped": self.dropped,
             "warnings": self.warnings,
             "error": self.error,
         }
@@ -121,81 +107,6 @@ class RulesSync:
             "files": [f.to_json() for f in self.files],
             "removed_files": [f.to_json() for f in self.removed_files],
         }
-
-
-# -- rendering ------------------------------------------------------------------------------------------
-
-
-def render(unit: RuleUnit, root: Path) -> Rendered:
-    """A rule unit as memory text: summary = its first line (list marker dropped, ≤ 160 chars), details =
-    the rest plus a trailer naming the file and heading trail (and an `.mdc` file's globs)."""
-    lines = unit.text.splitlines()
-    index = next((i for i, line in enumerate(lines) if line.strip() and not _FENCE.match(line)), None)
-    if index is None:
-        # A rule that is only a code block: the heading says what it is for.
-        first = unit.heading.split(" > ")[-1] if unit.heading else f"Code from {unit.path}"
-        rest = unit.text
-    else:
-        first = _MARKER.sub("", lines[index]).strip().lstrip("#>").strip() or lines[index].strip()
-        rest = textwrap.dedent("\n".join(lines[index + 1 :])) if index == 0 else unit.text
-    summary, first = fit_summary(first)
-    if first:  # the whole line stays in the details
-        rest = f"{first}\n{rest}" if rest.strip() else first
-    trailer = TRAILER + unit.path + (f" › {unit.heading}" if unit.heading else "")
-    if unit.globs:
-        trailer += f"\nApplies to: {', '.join(unit.globs)}"
-    details = "\n\n".join(part for part in (rest.strip("\n"), trailer) if part.strip())
-    return Rendered(unit, summary, details, _files(unit, root))
-
-
-def _strip_trailer(summary: str, details: str) -> str:
-    head, sep, last = details.rpartition("\n\n")
-    if sep and last.startswith(TRAILER):
-        details = head
-    elif details.startswith(TRAILER):
-        details = ""
-    return f"{summary}\n{details}".strip()
-
-
-def _heading_of(memory: Memory) -> str:
-    _, _, last = memory.details.rpartition("\n\n")
-    first = last.splitlines()[0] if last.startswith(TRAILER) else ""
-    return first.partition(" › ")[2]
-
-
-def _files(unit: RuleUnit, root: Path) -> tuple[str, ...]:
-    """File references: the rule file's directory, or for `.mdc` rules their globs.
-
-    A plain glob (`src/api`, `docs/guide.md`) is a path relative to the directory holding `.cursor/`:
-    a directory ref when it is a directory, else a file ref. A wildcard glob (`src/**/*.ts`) becomes its
-    literal leading directory (`src/`) as a directory ref, since recall matches paths, not patterns; a
-    wildcard with no literal directory (`**/*.ts`) narrows nothing, so the rule falls back to its scope.
-    The glob text itself stays in the details ("Applies to: …").
-    """
-    refs: dict[str, None] = {}
-    for glob in unit.globs:
-        glob = glob.strip().removeprefix("./")
-        if not glob or glob.startswith("/"):
-            continue
-        parts = PurePosixPath(glob).parts
-        if _WILDCARD.search(glob):
-            literal = []
-            for part in parts:
-                if _WILDCARD.search(part):
-                    break
-                literal.append(part)
-            if not literal:
-                continue
-            raw = unit.scope + "/".join(literal) + "/"
-        else:
-            raw = unit.scope + "/".join(parts) + ("/" if glob.endswith("/") else "")
-        try:
-            refs.setdefault(normalize_path(str(root / raw) + ("/" if raw.endswith("/") else ""), root), None)
-        except ValidationError:
-            continue  # a glob reaching outside the repository names nothing tether can tie to
-    if not refs and unit.scope:
-        refs[unit.scope] = None
-    return tuple(refs)
 
 
 # -- finding and fingerprinting ---------------------------------------------------------------------
@@ -304,6 +215,9 @@ def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> Fi
     wanted: dict[str, Rendered] = {}
     for unit in units:
         item = render(unit, root)
+        if item is None:
+            result.dropped += 1
+            continue
         kind = find_secret(f"{item.summary}\n{item.details}")
         if kind:
             result.warnings.append(
@@ -329,8 +243,9 @@ def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> Fi
             pending.append(item)
             continue
         matched.add(old.id)
-        if old.files != item.files:
-            ws.edit(old.id, files=ws.absolute(item.files), record_acted=False)
+        if old.files != item.files or old.category != item.category:
+            # The rule file decides both: a marker added to a rule changes its category, not its text.
+            ws.edit(old.id, files=ws.absolute(item.files), category=item.category, record_acted=False)
         if old.status == "archived" and _archived_by_sync(ws, old.id):
             result.restored.append(ws.restore(old.id))
         else:
@@ -351,6 +266,7 @@ def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> Fi
             old.id,
             summary=item.summary,
             details=item.details,
+            category=item.category,
             files=ws.absolute(item.files),
             record_acted=False,
         )
@@ -365,6 +281,7 @@ def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> Fi
                 old.id,
                 summary=item.summary,
                 details=item.details,
+                category=item.category,
                 files=ws.absolute(item.files),
                 origin=origin,
                 record_acted=False,
@@ -374,7 +291,7 @@ def _sync_file(ws: Memories, root: Path, path: str, orphans: list[Memory]) -> Fi
         added = ws.add(
             item.summary,
             details=item.details,
-            category=CATEGORY,
+            category=item.category,
             files=ws.absolute(item.files),
             origin=origin,
         )
@@ -392,8 +309,8 @@ def _pair(olds: list[Memory], news: list[Rendered]) -> list[tuple[Memory, Render
     """Edited rules: greedy best-first pairs of (old memory, new rule) by text similarity."""
     scored = []
     for old in olds:
-        old_body = _strip_trailer(old.summary, old.details)
-        heading = _heading_of(old)
+        old_body = body_of(old.summary, old.details)
+        heading = heading_of(old.details)
         for new in news:
             ratio = difflib.SequenceMatcher(None, old_body, new.body, autojunk=False).ratio()
             if ratio >= MATCH_RATIO:
