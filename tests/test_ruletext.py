@@ -98,3 +98,15 @@ def test_marked_core_and_category() -> None:
     item = render(unit, Path("."))
     assert item is not None and item.core and item.category == "decision"
     assert "tether:" not in item.summary + item.details
+
+
+def test_a_cut_never_falls_inside_code() -> None:
+    text = (
+        "- For every option include "
+        + "word " * 20
+        + '`#[serde(skip_serializing_if = "Option::is_none")]` '
+        + "x " * 30
+        + "\n"
+    )
+    (summary,) = summaries(text)
+    assert summary is not None and summary.count("`") % 2 == 0 and summary.endswith("…")

@@ -277,6 +277,8 @@ def _fit(summary: str) -> str:
         clause = head[: min(whole)].rstrip(" ,;:—–-(")
         return clause + ("" if clause.endswith((".", "!", "?")) else ".")
     cut = max(cuts) if cuts else len(head.rsplit(" ", 1)[0])
+    # Never inside code: an unclosed backtick would make the rest of any block it is shown in code.
+    cut = next((a for a, b in spans if a < cut < b), cut)
     return head[:cut].rstrip(" ,;:—–-(") + "…"
 
 
