@@ -16,6 +16,7 @@ from typing import Any
 def build_cli() -> Any:
     """The whole `tether` command group (attaching the other adapters' commands is idempotent)."""
     from tether.adapters.cli.main import cli
+    from tether.adapters.install.adopt import COMMANDS as ADOPT
     from tether.adapters.hooks.command import COMMANDS as HOOK
     from tether.adapters.install.commands import COMMANDS as INSTALL
     from tether.adapters.mcp.command import COMMANDS as MCP
@@ -24,6 +25,10 @@ def build_cli() -> Any:
     for command in (*HOOK, *MCP, *INSTALL, *UI):
         if cli.commands.get(command.name or "") is not command:
             cli.add_command(command)
+    rules = cli.commands["rules"]
+    for command in ADOPT:  # `tether rules adopt`: the installer's, since it edits an agent's settings
+        if rules.commands.get(command.name or "") is not command:  # type: ignore[attr-defined]
+            rules.add_command(command)  # type: ignore[attr-defined]
     return cli
 
 

@@ -55,6 +55,7 @@ def handle(ws: Workspace, event: HookEvent) -> Reply:
 
 
 def session_start(ws: Workspace, event: HookEvent) -> Reply:
+    from tether.intake.adopt import CORE_HEADER, core_lines
     from tether.lifecycle.housekeeping import session_start_housekeeping
 
     warm_up(ws)  # first, so the model loads while the rest of session start runs
@@ -77,9 +78,13 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     ws.store.record(
         Event(mid, "surfaced", ws.clock(), event.session, 0, {"receipt": "pinned"}) for mid in shown
     )
+    # Adopted rule files (`tether rules adopt`): the agent no longer loads them, so their core comes here.
+    core = core_lines(ws, skip=set(shown))
     parts: list[str] = []
     if lines:
         parts.append(block(lines, PINNED_HEADER))
+    if core:
+        parts.append(block(core, CORE_HEADER))
     parts.extend(hints)
     return Reply("\n\n".join(parts))
 
