@@ -57,7 +57,9 @@ def test_the_core_is_bounded(project: Path, ws: Workspace) -> None:
 
 
 def test_undo_restores_the_settings_byte_for_byte(project: Path, ws: Workspace) -> None:
-    original = '{\n    "permissions": {"allow": ["Bash(ls)"]},\n    "claudeMdExcludes": ["/elsewhere/CLAUDE.md"]\n}'
+    original = (
+        '{\n    "permissions": {"allow": ["Bash(ls)"]},\n    "claudeMdExcludes": ["/elsewhere/CLAUDE.md"]\n}'
+    )
     (project / ".claude").mkdir()
     (project / SETTINGS).write_text(original, encoding="utf-8")
     sync_rules(ws)

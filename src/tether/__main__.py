@@ -16,8 +16,8 @@ from typing import Any
 def build_cli() -> Any:
     """The whole `tether` command group (attaching the other adapters' commands is idempotent)."""
     from tether.adapters.cli.main import cli
-    from tether.adapters.install.adopt import COMMANDS as ADOPT
     from tether.adapters.hooks.command import COMMANDS as HOOK
+    from tether.adapters.install.adopt import COMMANDS as ADOPT
     from tether.adapters.install.commands import COMMANDS as INSTALL
     from tether.adapters.mcp.command import COMMANDS as MCP
     from tether.adapters.ui.command import COMMANDS as UI

@@ -29,7 +29,17 @@ from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.store.base import Query
 
-__all__ = ["CORE_CHARS", "CORE_HEADER", "Adoption", "choose_core", "core_lines", "load", "save", "state_path"]
+__all__ = [
+    "CORE_CHARS",
+    "CORE_HEADER",
+    "Adoption",
+    "choose_core",
+    "core_lines",
+    "core_lines_for",
+    "load",
+    "save",
+    "state_path",
+]
 
 # About 300 tokens: a tenth of what pydantic-ai's CLAUDE.md costs, and as much as the two or three recalled
 # memories of a prompt. The core is for the rules a wrong first edit would break, not a second rule file.
@@ -87,8 +97,9 @@ def save(ws: Memories, adoptions: list[Adoption]) -> None:
 def choose_core(ws: Memories, budget: int = CORE_CHARS) -> list[Memory]:
     """The rule memories to inject at every session start once the agent no longer loads the files.
 
-    Marked `core` first (the file says so), then gotchas of root rule files; each rule's summary counts
-    against `budget`, and a rule that does not fit is left for recall (a later one may still fit).
+    Marked `core` first (the file says so), then gotchas of root rule files; each rule's injected line
+    counts against `budget` (the block's header and footer do not), and a rule that does not fit is left
+    for recall (a later, shorter one may still fit).
     """
     if ws.root is None:
         return []
@@ -115,7 +126,7 @@ def choose_core(ws: Memories, budget: int = CORE_CHARS) -> list[Memory]:
     chosen: list[Memory] = []
     used = 0
     for memory in [*marked, *gotchas]:
-        cost = len(memory.summary) + len(memory.id) + 16  # as injected: "- ★ [gotcha] id — summary"
+        cost = len(core_lines_for([memory])[0]) + 3  # as injected, with "- " and the newline
         if used + cost <= budget and memory not in chosen:
             chosen.append(memory)
             used += cost
@@ -128,11 +139,10 @@ def core_lines(ws: Memories, skip: set[str]) -> list[str]:
         ids = [mid for adoption in load(ws) for mid in adoption.core]
     except ValidationError:
         return []
-    lines = []
-    for mid in dict.fromkeys(ids):
-        if mid in skip:
-            continue
-        memory = ws.store.get(mid)
-        if memory is not None and memory.status == "active":
-            lines.append(f"★ [{memory.category}] {memory.id} — {memory.summary} (via core rule)")
-    return lines
+    memories = [ws.store.get(mid) for mid in dict.fromkeys(ids) if mid not in skip]
+    return core_lines_for([m for m in memories if m is not None and m.status == "active"])
+
+
+def core_lines_for(memories: list[Memory]) -> list[str]:
+    """The injected line of each core memory."""
+    return [f"★ [{m.category}] {m.id} — {m.summary} (via core rule)" for m in memories]

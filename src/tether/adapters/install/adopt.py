@@ -14,6 +14,7 @@ changed the file since; otherwise it removes only the entries adopt added and sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -94,10 +95,8 @@ def undo(ws: Any) -> list[str]:
             if record.before is None:
                 path.unlink(missing_ok=True)
                 for directory in record.created_dirs:
-                    try:
-                        Path(directory).rmdir()  # only if empty: something else may live there now
-                    except OSError:
-                        pass
+                    with contextlib.suppress(OSError):  # only if empty: something may live there now
+                        Path(directory).rmdir()
                 done.append(f"{path}: removed (adopt had created it)")
             else:
                 write_atomic(path, record.before)
