@@ -75,16 +75,20 @@ class Candidate:
     multiplier: float = 1.0
 
     @property
-    def has_evidence(self) -> bool:
+    def relevant(self) -> bool:
+        """Evidence that the memory is about this prompt or these files (being pinned is not)."""
         e = self.evidence
         return bool(
             e.file
             or e.names
             or e.cochange
-            or e.pinned
             or e.text_match
             or (e.sem is not None and e.sem >= scoring.SEM_GATE)
         )
+
+    @property
+    def has_evidence(self) -> bool:
+        return self.relevant or bool(self.evidence.pinned)
 
     def breakdown(self) -> dict[str, Any]:
         """Rank credit, magnitudes and evidence as they fired, for `tether explain`."""

@@ -101,16 +101,25 @@ class Recaller:
             quiet = self.store.surfaced_in_session(session, turn - self.settings.cooldown_turns)
         chosen: list[Recalled] = []
         used = 0
+        slots = 0
         for candidate in ranked:
-            if len(chosen) >= limit:
+            if slots >= limit:
                 break
-            if (require_evidence and not candidate.has_evidence) or candidate.memory_id in quiet:
+            # Pinned memories pierce the budget but do not crowd out evidence: on their own they are what
+            # session start shows, not what every prompt gets.
+            if require_evidence and not candidate.relevant:
+                continue
+            if candidate.memory_id in quiet:
+                # Shown a few turns ago: it keeps its slot, quietly. Weaker matches do not move up to fill
+                # it (the best answer for this prompt is already in the agent's context).
+                slots += 1
                 continue
             recalled = Recalled.of(candidate, len(chosen) + 1)
             cost = len(recalled.line()) + 1
             if used + cost > budget and not recalled.memory.pinned:
                 continue
             used += cost
+            slots += 1
             chosen.append(recalled)
         if record and chosen:
             now = self.clock()
@@ -208,7 +217,6 @@ class Recaller:
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         ranked: list[Candidate] = []
-        by_hash: dict[str, Candidate] = {}
         for mid, c in pool.items():
             memory = memories.get(mid)
             if memory is None:
@@ -235,16 +243,28 @@ class Recaller:
             self._adjust(c, telemetry.get(mid, Telemetry()), now)
             if touched and memory.files and c.evidence.file is None and c.evidence.cochange is None:
                 c.score *= scoring.OUT_OF_SCOPE_FACTOR
-            # The same knowledge in project and user scope takes one slot; project is the narrower claim.
-            twin = by_hash.get(memory.content_hash)
-            if twin is not None and twin.memory is not None:
-                if twin.memory.scope == "project" or memory.scope != "project":
-                    continue
-                ranked.remove(twin)
-            by_hash[memory.content_hash] = c
+            if memory.pinned and memory.files and not any(self._exists(p) for p in memory.files):
+                continue  # pinned to files that are all gone: a dead reference, not a standing order
             ranked.append(c)
-        ranked.sort(key=lambda c: (not (c.memory and c.memory.pinned), -c.score, c.memory_id))
-        return ranked
+        # Pinned memories with evidence first; then by score (project over user on a tie: the narrower claim).
+        ranked.sort(
+            key=lambda c: (
+                not (c.memory and c.memory.pinned and c.relevant),
+                -c.score,
+                c.memory is not None and c.memory.scope != "project",
+                c.memory_id,
+            )
+        )
+        # The same knowledge twice (project and user scope, or two places) takes one slot: the copy that
+        # ranks best, i.e. whose files fit what is touched, keeps it.
+        seen: set[str] = set()
+        unique = []
+        for c in ranked:
+            digest = c.memory.content_hash if c.memory else c.memory_id
+            if digest not in seen or c.memory_id == include:
+                seen.add(digest)
+                unique.append(c)
+        return unique
 
     # Channels a variant may override (the quality benchmark's tuning variants do).
 

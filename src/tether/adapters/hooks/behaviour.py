@@ -60,7 +60,14 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     warm_up(ws)  # first, so the model loads while the rest of session start runs
     ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
-    pinned = [m for m in ws.find(Query(pinned=True)) if m.scope != "session" or m.session == event.session]
+    repo = ws.repo_map()
+    pinned = [
+        m
+        for m in ws.find(Query(pinned=True))
+        if (m.scope != "session" or m.session == event.session)
+        # Pinned to files that are all gone: a dead reference (`tether doctor` lists it), not an order.
+        and not (m.files and repo is not None and not any(repo.exists(path) for path in m.files))
+    ]
     lines: list[str] = []
     shown: list[str] = []
     budget = ws.config.integer("recall.budget")
