@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
-from tether.model.display import first_control
+from tether.model.display import first_control, first_line_break
 from tether.model.timestamps import iso, parse_iso, utcnow
 
 CATEGORIES = ("pref", "decision", "gotcha", "context")
@@ -107,7 +107,14 @@ def check_id(value: str) -> str:
 
 
 def check_origin(value: str) -> str:
-    if value in ORIGINS or (value.startswith("rules:") and len(value) > len("rules:")):
+    if value in ORIGINS:
+        return value
+    if value.startswith("rules:") and len(value) > len("rules:"):
+        # Shown in every injected line (`[rules:AGENTS.md]`): one line, no controls, no brackets.
+        if first_control(value) or first_line_break(value) or "[" in value or "]" in value:
+            raise ValidationError(
+                f"invalid origin {value!r}: a rule file's path may not hold line breaks, controls or brackets"
+            )
         return value
     raise ValidationError(f"invalid origin {value!r}: use one of {', '.join(ORIGINS)} or rules:<path>")
 
@@ -130,11 +137,18 @@ def check_summary(summary: str) -> str:
     summary = summary.strip()
     if not summary:
         raise ValidationError("summary is empty: give a one-line summary of what to remember")
-    if "\n" in summary or "\r" in summary:
-        raise ValidationError(
-            "summary must be one line: put the rest in --details (or pipe it with --details -)"
-        )
     check_text("summary", summary)
+    found = first_line_break(summary)
+    if found:
+        # Any of them (U+2028 too, which is no control) would let one summary forge a line of the block.
+        where = (
+            ""
+            if found.group() in "\n\r"
+            else f" (U+{ord(found.group()):04X} at position {found.start() + 1})"
+        )
+        raise ValidationError(
+            f"summary must be one line{where}: put the rest in --details (or pipe it with --details -)"
+        )
     if len(summary) > SUMMARY_MAX:
         raise ValidationError(
             f"summary is {len(summary)} characters, the limit is {SUMMARY_MAX}: "
@@ -214,6 +228,10 @@ def validate(memory: Memory) -> Memory:
     for path in memory.files:
         if path.startswith("/") or path.startswith("../") or "/../" in path or path == "..":
             raise ValidationError(f"file path {path!r} must be relative to the repository root")
+        if first_line_break(path):
+            # A path is shown in receipts (`dir(src/api/)`): it must not forge a line of the injected block
+            # (other controls are shown escaped, like every memory text).
+            raise ValidationError(f"file path {path!r} holds a line break: name a file with a one-line path")
     return replace(memory, summary=summary, details=memory.details.strip("\n"))
 
 
