@@ -34,6 +34,9 @@ class HookEvent:
     paths: list[str] = field(default_factory=list)  # absolute or cwd-relative paths the tool touches
     transcript: str = ""
     source: str = ""
+    # Whether the agent shows this event's context to its model: Gemini's BeforeTool and Cursor's
+    # preToolUse drop it (agent-integrations.md §4.3, §3.2); only a deny reaches the model there.
+    shows_context: bool = True
 
 
 @dataclass
@@ -183,6 +186,10 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         strong = any(m.pinned or m.priority == "high" for m in unseen)
         deny = mode == "deny-once" or (mode == "auto" and strong)
         first_edit = not any(path in state.denied for path in paths)
+        if not (deny and first_edit) and not event.shows_context:
+            # The agent would drop this context: nothing was shown, so nothing is marked seen or surfaced
+            # (the gotchas arrive with the edit's after-tool hook instead).
+            return Reply()
         for memory in unseen:
             state.seen[memory.id] = state.turn
         turn = state.turn
