@@ -83,3 +83,70 @@ def test_every_default_round_trips_through_dump() -> None:
     for key, value in flat.items():
         section, _, name = key.rpartition(".")
         assert (loaded[section][name] if section else loaded[name]) == value
+
+
+# Text a person can pass to `tether config KEY VALUE`; each was written as a TOML file the next command
+# could not read (every command then stopped) or read back as something else.
+NASTY_VALUES = [
+    "line one\nline two",
+    "carriage\rreturn",
+    'quote " inside',
+    "back\\slash",
+    "trailing backslash\\",
+    '"""',
+    "'''",
+    "tab\there",
+    "nul\x00byte",
+    "del\x7f",
+    "esc\x1b[2J",
+    "form\x0cfeed",
+    "sep\u2028arator",
+    "naïve 日本語 ✓ 🙂",
+    ']\n[recall]\nlimit = 9\n["x',
+    "\\u0041 not an escape",
+    "",
+    " ",
+    "#not a comment",
+]
+
+
+@pytest.mark.parametrize("raw", NASTY_VALUES)
+def test_any_text_value_is_written_as_toml_that_reads_back_the_same(tmp_path: Path, raw: str) -> None:
+    path = tmp_path / "config.toml"
+    set_value(path, "recall.limit", "4")
+    assert set_value(path, "distill.model", raw) == raw
+    set_value(path, "guard.mode", "off")  # rewritten with the nasty value already in the file
+    tomllib.loads(path.read_text(encoding="utf-8"))
+    config = Config.load(path)
+    assert config.text("distill.model") == raw
+    assert (config.integer("recall.limit"), config.text("guard.mode")) == (4, "off")
+
+
+def test_a_lone_surrogate_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    set_value(path, "recall.limit", "4")
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="lone surrogate"):
+        set_value(path, "distill.model", "bad \udcff byte")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[distill]\nenabled = 1\n", "true or false"),
+        ('[distill]\nenabled = "maybe"\n', "true or false"),
+        ("[recall]\nlimit = true\n", "non-negative whole number"),
+        ("[recall]\nlimit = 2.0\n", "non-negative whole number"),
+        ("[recall]\nlimit = 99999999999999999999\n", "non-negative whole number"),
+        ("[distill]\nmodel = 5\n", "must be text"),
+        ("[distill]\nmodel = [1, 2]\n", "must be text"),
+    ],
+)
+def test_a_file_value_of_the_wrong_type_is_an_error_not_a_guess(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        Config.load(path)

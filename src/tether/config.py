@@ -91,35 +91,61 @@ class Config:
         return cls(values)
 
 
+# TOML integers are 64-bit signed: a larger number would make the file invalid for other TOML readers.
+_INT_MAX = 2**63 - 1
+
+
 def coerce(key: str, value: object, source: str = "command line") -> Value:
+    """`value` as the type of `key`'s default, strictly: a TOML file's value must have that type (`1` is not
+    true, `true` is not 1), a command line's text must spell it."""
     if key not in DEFAULTS:
         raise ConfigError(f"unknown config key {key!r} in {source}: known keys are {', '.join(DEFAULTS)}")
     default = DEFAULTS[key][0]
     try:
         if isinstance(default, bool):
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-                    raise ValueError
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in (
+                "true",
+                "false",
+                "yes",
+                "no",
+                "on",
+                "off",
+                "1",
+                "0",
+            ):
                 return value.lower() in ("true", "yes", "on", "1")
-            return bool(value)
+            raise ValueError
         if isinstance(default, int):
-            number = int(value) if isinstance(value, int) else int(str(value))
-            if number < 0:
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise ValueError
+            number = value if isinstance(value, int) else int(value.strip(), 10)
+            if not 0 <= number <= _INT_MAX:
                 raise ValueError
             return number
-    except (TypeError, ValueError):
+    except ValueError:
         kind = "true or false" if isinstance(default, bool) else "a non-negative whole number"
         raise ConfigError(f"{key} in {source} must be {kind}, not {value!r}") from None
-    text = str(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} in {source} must be text, not {value!r}")
+    text = value
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{key} in {source} is not valid text (it holds a lone surrogate)") from None
     if key == "guard.mode" and text not in GUARD_MODES:
         raise ConfigError(f"guard.mode in {source} must be one of {', '.join(GUARD_MODES)}, not {text!r}")
     return text
 
 
 def set_value(path: Path, key: str, raw: str) -> Value:
-    """Set one key in a config file, keeping the others. Returns the coerced value."""
+    """Set one key in a config file, keeping the others. Returns the coerced value.
+
+    The other keys are checked as `Config.load` checks them before anything is written: a file is only
+    ever rewritten with what the next command can read."""
     value = coerce(key, raw)
-    data = _flatten(_read(path)) if path.is_file() else {}
+    data = {k: coerce(k, v, str(path)) for k, v in _flatten(_read(path)).items()} if path.is_file() else {}
     data[key] = value
     write_atomic(path, dump(data))
     return value
@@ -141,12 +167,25 @@ def dump(flat: dict[str, Any]) -> str:
 
 
 def _toml_value(value: Any) -> str:
+    """A TOML basic string, integer or boolean for `value`: every control character escaped, so any text a
+    key can hold writes a file every TOML reader (and the next `tether` command) parses back to it."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    out = []
+    for ch in str(value):
+        code = ord(ch)
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def _read(path: Path) -> dict[str, Any]:
