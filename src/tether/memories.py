@@ -150,6 +150,32 @@ class Memories:
 
     # -- writing ----------------------------------------------------------------------------------
 
+    def admit(self, memory: Memory, *, allow_secret: bool = False, before: Memory | None = None) -> Memory:
+        """The one check every new or changed memory passes, whichever adapter or intake it came from
+        (CLI, MCP, UI, import, seeds, Claude's notes, rules, distill): every field validated, and text that
+        looks like a credential refused unless `allow_secret` (an edit that leaves the text as it was,
+        `before`, is not re-checked). Returns the memory as it will be stored."""
+        checked = validate(memory)
+        if not allow_secret and (before is None or checked.text != before.text):
+            check_secret(checked.text)
+        return checked
+
+    def import_memories(self, memories: Sequence[Memory], *, allow_secret: bool = False) -> tuple[int, int]:
+        """Store exported memories as they are (ids, times, status kept): each is admitted before any is
+        written, then written under the lock. Returns (new, already present by id)."""
+        admitted = [self.admit(memory, allow_secret=allow_secret) for memory in memories]
+        for memory in admitted:
+            self.notes_dir(memory.scope)
+        new = same = 0
+        with self.lock():
+            for memory in admitted:
+                if self.store.get(memory.id) is not None:
+                    same += 1
+                    continue
+                self.write(memory)
+                new += 1
+        return new, same
+
     def add(
         self,
         summary: str,
@@ -170,25 +196,22 @@ class Memories:
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
-        memory = validate(
-            Memory(
-                id=memory_id or new_id(),
-                summary=summary,
-                details=details,
-                category=category,
-                scope=scope,
-                files=normalize_files(list(files), root, self.cwd),
-                priority=priority,
-                pinned=pinned,
-                origin=origin,
-                supersedes=check_id(supersedes) if supersedes else None,
-                session=session,
-                created=now,
-                updated=now,
-            )
+        memory = Memory(
+            id=memory_id or new_id(),
+            summary=summary,
+            details=details,
+            category=category,
+            scope=scope,
+            files=normalize_files(list(files), root, self.cwd),
+            priority=priority,
+            pinned=pinned,
+            origin=origin,
+            supersedes=check_id(supersedes) if supersedes else None,
+            session=session,
+            created=now,
+            updated=now,
         )
-        if not allow_secret:
-            check_secret(memory.text)
+        memory = self.admit(memory, allow_secret=allow_secret)
         if scope == "project":
             self.notes_dir(scope)
         with self.lock():
@@ -215,9 +238,9 @@ class Memories:
             if "files" in changes:
                 root = self.root if memory.scope != "user" else None
                 changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)  # type: ignore[call-overload]
-            updated = validate(memory.with_changes(**changes, updated=self.clock()))
-            if not allow_secret and updated.text != memory.text:
-                check_secret(updated.text)
+            updated = self.admit(
+                memory.with_changes(**changes, updated=self.clock()), allow_secret=allow_secret, before=memory
+            )
             if updated == memory.with_changes(updated=updated.updated):
                 return memory
             self.write(updated)

@@ -76,7 +76,9 @@ class Workspace(Memories):
         super().__init__(
             paths, store, embedders, config=config, cwd=(cwd or Path.cwd()).resolve(), clock=clock
         )
-        self.index = NoteIndex(store, self.sources(), embedders, light=light, log=self.log)
+        self.index = NoteIndex(
+            store, self.sources(), embedders, light=light, log=self.log, scratch=[paths.index.parent]
+        )
 
     @classmethod
     def open(
@@ -194,9 +196,9 @@ class Workspace(Memories):
     def export(self) -> Iterator[dict[str, Any]]:
         return jsonl.export(self)
 
-    def import_lines(self, lines: Iterable[str]) -> tuple[int, int]:
-        """Import JSON lines from `export`. Validates every line before writing any. Returns (new, same)."""
-        return jsonl.import_lines(self, lines)
+    def import_lines(self, lines: Iterable[str], *, allow_secret: bool = False) -> tuple[int, int]:
+        """Import JSON lines from `export`. Checks every line before writing any. Returns (new, same)."""
+        return jsonl.import_lines(self, lines, allow_secret=allow_secret)
 
     def doctor(self) -> Doctor:
         return doctor(self, self.sync())

@@ -256,22 +256,62 @@ def to_dict(memory: Memory) -> dict[str, Any]:
     }
 
 
-def from_dict(data: dict[str, Any]) -> Memory:
-    """The memory `to_dict` described, validated (`tether import`). Raises `ValidationError`."""
+def from_dict(data: object) -> Memory:
+    """The memory `to_dict` described, validated (`tether import`). Raises `ValidationError`.
+
+    Types are strict: `"pinned": "false"` or `"details": null` is an error naming the field, never a
+    guess (`bool("false")` is true, `str(None)` is "None"). Derived fields (`links`, `content_hash`) and
+    fields of newer versions are not read."""
+    if not isinstance(data, dict):
+        raise ValidationError(f"expected a JSON object, got {type(data).__name__}")
+
+    def field(name: str, kind: type | tuple[type, ...], default: Any = _REQUIRED) -> Any:
+        if name not in data:
+            if default is _REQUIRED:
+                raise ValidationError(f"{name}: missing")
+            return default
+        value = data[name]
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            names = " or ".join("null" if k is type(None) else _JSON_TYPES.get(k, k.__name__) for k in kinds)
+            shown = "null" if value is None else json_type(value)
+            raise ValidationError(f"{name}: expected {names}, got {shown} {value!r}")
+        return value
+
+    files = field("files", list, [])
+    for position, path in enumerate(files):
+        if not isinstance(path, str):
+            raise ValidationError(f"files[{position}]: expected a string, got {json_type(path)}")
+    try:
+        created = parse_iso(field("created", str))
+        updated = parse_iso(field("updated", str))
+    except ValueError as exc:
+        raise ValidationError(f"invalid date ({exc}): use ISO 8601, e.g. 2026-01-31T12:00:00Z") from None
     return validate(
         Memory(
-            id=str(data["id"]),
-            summary=str(data["summary"]),
-            details=str(data.get("details", "")),
-            category=str(data.get("category", "context")),
-            scope=str(data.get("scope", "project")),
-            files=tuple(data.get("files", ())),
-            priority=str(data.get("priority", "normal")),
-            pinned=bool(data.get("pinned", False)),
-            origin=str(data.get("origin", "user")),
-            supersedes=data.get("supersedes"),
-            status=str(data.get("status", "active")),
-            created=parse_iso(str(data["created"])),
-            updated=parse_iso(str(data["updated"])),
+            id=field("id", str),
+            summary=field("summary", str),
+            details=field("details", str, ""),
+            category=field("category", str, "context"),
+            scope=field("scope", str, "project"),
+            files=tuple(files),
+            priority=field("priority", str, "normal"),
+            pinned=field("pinned", bool, False),
+            origin=field("origin", str, "user"),
+            supersedes=field("supersedes", (str, type(None)), None),
+            status=field("status", str, "active"),
+            created=created,
+            updated=updated,
         )
     )
+
+
+_REQUIRED: Any = object()
+_JSON_TYPES = {str: "a string", bool: "true or false", list: "a list", dict: "an object", int: "a number"}
+
+
+def json_type(value: object) -> str:
+    """How JSON names the type of a decoded value (`null`, `a string`, ...), for error messages."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _JSON_TYPES.items() if isinstance(value, kind)), type(value).__name__)
