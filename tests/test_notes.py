@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -195,3 +196,20 @@ def test_notes_are_plain_markdown_with_lf(repo: Path, ws: Workspace) -> None:
     raw = note_files(repo)[0].read_bytes()
     assert b"\r\n" not in raw and raw.endswith(b"\nfirst\nsecond\n")
     assert os.access(note_files(repo)[0], os.R_OK)
+
+
+def test_temp_files_left_by_killed_writes_are_swept_once_a_minute_old(repo: Path, home: Path) -> None:
+    folder, tether_dir = repo / ".tether" / "memories", repo / ".tether"
+    old = time.time() - 120
+    orphans = [folder / ".0a0a0a0a-x.md.abc.tmp", tether_dir / ".index.db-vectors-hashed.123.tmp"]
+    for orphan in orphans:
+        orphan.write_text("half", encoding="utf-8")
+        os.utime(orphan, (old, old))
+    fresh = folder / ".0b0b0b0b-y.md.def.tmp"  # a write in flight right now: left alone
+    fresh.write_text("half", encoding="utf-8")
+    keep = [tether_dir / ".gitignore", folder / ".keep.tmp.d"]  # not tether's temp names
+    keep[1].mkdir()
+    with Workspace.open(repo, home=home):
+        pass
+    assert [p.exists() for p in orphans] == [False, False]
+    assert fresh.exists() and all(p.exists() for p in keep)

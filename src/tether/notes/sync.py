@@ -9,7 +9,8 @@ vector (a hook that could not reach the model) are embedded by whoever can next.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +114,40 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
     return report
 
 
+# A temp file of an atomic write (`.<name>.<random>.tmp`) lives milliseconds; one older than this was left
+# by a process killed mid-write, and the next sync removes it. A minute is far beyond any write in flight.
+ORPHAN_AGE_SECONDS = 60
+
+
+def sweep_orphans(
+    directories: Sequence[Path | None], now: float, age: float = ORPHAN_AGE_SECONDS
+) -> list[Path]:
+    """Remove temp files (`.*.tmp`) older than `age` seconds from `directories`; returns what went.
+
+    Only tether's own temp names are touched, and only files: nothing another program keeps there."""
+    removed: list[Path] = []
+    for directory in directories:
+        if directory is None:
+            continue
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                if (
+                    entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > age
+                ):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue  # gone already, or a read-only directory: the next sync tries again
+    return removed
+
+
 # Set when memories were indexed without vectors (a hook with no warm process yet): whoever can embed
 # next (a later hook that finds the warm process up, any command) embeds them.
 PENDING_VECTORS = "vectors.pending"
@@ -136,9 +171,11 @@ class NoteIndex:
         *,
         light: bool,
         log: Callable[[str], None],
+        scratch: Sequence[Path] = (),
     ) -> None:
         self.store = store
         self.sources = sources
+        self.scratch = scratch  # other directories tether writes temp files in (beside the index)
         self.embedders = embedders
         self.light = light
         self.log = log
@@ -152,6 +189,9 @@ class NoteIndex:
             if self.embedders.heavy and self.store.get_meta(PENDING_VECTORS) and self.embedders.warm():
                 self.embed_missing()  # indexed by a hook before the warm process was up
             return SyncReport()
+        swept = sweep_orphans([d for d, _ in self.sources] + list(self.scratch), time.time())
+        if swept:
+            self.log(f"removed temp files left by interrupted writes: {', '.join(map(str, swept))}")
         embedder = self.embedders.writer()
         try:
             report = sync(self.store, self.sources, embedder)
