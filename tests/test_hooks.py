@@ -13,39 +13,11 @@ from typing import Any
 
 import pytest
 
+from conftest import claude, context_of, run_hook
 from tether.adapters.hooks import main as hook_main
 from tether.workspace import Workspace
 
 TRAP_PROMPT = "what port does staging run on, which host do we deploy to, and with what command?"
-
-
-def run_hook(
-    agent: str, event: str, payload: Any, cwd: Path, home: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    body = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [sys.executable, "-m", "tether", "hook", agent, event],
-        input=body,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "TETHER_HOME": str(home), **(env or {})},
-    )
-
-
-def claude(event: str, repo: Path, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "transcript_path": str(repo / "t.jsonl"),
-        "cwd": str(repo),
-        "hook_event_name": event,
-        **extra,
-    }
-
-
-def context_of(out: str) -> str:
-    return str(json.loads(out)["hookSpecificOutput"].get("additionalContext", "")) if out.strip() else ""
 
 
 @pytest.fixture

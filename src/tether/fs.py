@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -41,6 +42,43 @@ def write_atomic(
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+class RefusedFile(OSError):
+    """A file tether will not read: not a regular file (a directory, a FIFO, a device), or over a limit."""
+
+
+def read_limited(path: Path, limit: int, *, inside: Path | None = None) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them, without ever blocking.
+
+    Opened non-blocking, so a FIFO planted under a note's or rule file's name cannot hang the reader;
+    anything but a regular file, or a file over `limit` bytes, raises `RefusedFile` (with a message
+    saying which). `inside`: the file (after every symlink) must lie under this directory."""
+    if inside is not None:
+        target = Path(os.path.realpath(path))
+        if not target.is_relative_to(Path(os.path.realpath(inside))):
+            raise RefusedFile(f"a symlink to {target}, outside {inside}: not followed")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise RefusedFile(f"{kind}, so not read")
+        if info.st_size > limit:
+            raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:  # it grew while being read
+        raise RefusedFile(f"over the limit of {limit} bytes")
+    return b"".join(chunks)
 
 
 def _mode_of(path: Path) -> int:

@@ -19,6 +19,8 @@ from typing import Any
 
 from tether.errors import ValidationError
 from tether.model.display import first_control, first_line_break
+from tether.model.limits import DETAILS_MAX, FILES_MAX, PATH_MAX
+from tether.model.limits import SUMMARY_MAX as SUMMARY_MAX  # where it was always imported from
 from tether.model.timestamps import iso, parse_iso, utcnow
 
 CATEGORIES = ("pref", "decision", "gotcha", "context")
@@ -27,9 +29,6 @@ PRIORITIES = ("normal", "high")
 STATUSES = ("active", "archived", "superseded")
 ORIGINS = ("user", "agent", "seed", "distilled")  # plus "rules:<path>"
 
-# One line is what gets injected; 160 characters keeps three summaries and their receipts well inside
-# the ~2,400-character injection budget.
-SUMMARY_MAX = 160
 
 _ID_RE = re.compile(r"^[0-9a-f]{8}$")
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|[^\[\]\n]*)?\]\]")
@@ -125,6 +124,11 @@ def check_text(name: str, text: str) -> str:
     Terminal and bidirectional controls have no place in a memory's text: they would act on whoever reads it
     (`tether.model.display` also escapes them wherever text is shown)."""
     found = first_control(text)
+    if found and "\ud800" <= found.group() <= "\udfff":
+        raise ValidationError(
+            f"{name} holds a lone surrogate U+{ord(found.group()):04X} at position {found.start() + 1}: "
+            "it is not valid Unicode text (a byte that was not UTF-8?)"
+        )
     if found:
         raise ValidationError(
             f"{name} contains the control character U+{ord(found.group()):04X} at position {found.start() + 1}: "
@@ -170,6 +174,12 @@ def normalize_path(path: str, root: Path | None, cwd: Path | None = None) -> str
     raw = path.strip()
     if not raw:
         raise ValidationError("empty file path: give a path relative to the repository root")
+    if len(raw) > PATH_MAX:
+        raise ValidationError(f"a file path of {len(raw)} characters, the limit is {PATH_MAX}")
+    if first_line_break(raw) or "\x00" in raw:
+        raise ValidationError(
+            f"file path {path!r} holds a line break or NUL: name a file with a one-line path"
+        )
     is_dir = raw.endswith(("/", os.sep))
     if root is None:
         parts = PurePosixPath(raw.replace("\\", "/"))
@@ -203,6 +213,10 @@ def normalize_path(path: str, root: Path | None, cwd: Path | None = None) -> str
 def normalize_files(
     paths: list[str] | tuple[str, ...], root: Path | None, cwd: Path | None = None
 ) -> tuple[str, ...]:
+    if len(paths) > FILES_MAX:  # before normalizing each: that touches the disk
+        raise ValidationError(
+            f"{len(paths)} file paths, the limit is {FILES_MAX}: name their directory instead (ending in /)"
+        )
     seen: dict[str, None] = {}
     for path in paths:
         seen.setdefault(normalize_path(path, root, cwd), None)
@@ -213,6 +227,11 @@ def validate(memory: Memory) -> Memory:
     """Check every field; return the memory with its summary stripped. Raises `ValidationError`."""
     check_id(memory.id)
     summary = check_summary(memory.summary)
+    if len(memory.details) > DETAILS_MAX:
+        raise ValidationError(
+            f"details are {len(memory.details)} characters, the limit is {DETAILS_MAX}: keep the essentials "
+            "and link to the rest (a file in the repository, a URL)"
+        )
     check_text("details", memory.details)
     check_choice("category", memory.category, CATEGORIES)
     check_choice("scope", memory.scope, SCOPES)
@@ -225,9 +244,17 @@ def validate(memory: Memory) -> Memory:
             raise ValidationError("a memory cannot supersede itself")
     if memory.scope == "session" and not memory.session:
         raise ValidationError("session-scoped memory needs a session id (--session)")
+    if len(memory.files) > FILES_MAX:
+        raise ValidationError(
+            f"{len(memory.files)} file paths, the limit is {FILES_MAX}: name their directory instead (ending in /)"
+        )
     for path in memory.files:
+        if len(path) > PATH_MAX:
+            raise ValidationError(f"a file path of {len(path)} characters, the limit is {PATH_MAX}")
         if path.startswith("/") or path.startswith("../") or "/../" in path or path == "..":
             raise ValidationError(f"file path {path!r} must be relative to the repository root")
+        if any("\ud800" <= ch <= "\udfff" for ch in path):
+            raise ValidationError(f"file path {path!r} holds a lone surrogate: it is not valid Unicode text")
         if first_line_break(path):
             # A path is shown in receipts (`dir(src/api/)`): it must not forge a line of the injected block
             # (other controls are shown escaped, like every memory text).

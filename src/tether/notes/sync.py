@@ -65,9 +65,14 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
     known = store.note_refs()
     problems = store.note_problems()
     on_disk: dict[str, tuple[NoteRef, str]] = {}
+    boundaries: dict[str, Path] = {}
     for directory, scope in sources:
         for path, ref in scan(directory).items():
             on_disk[path] = (ref, scope)
+            if scope == "project" and directory is not None:
+                # <root>/.tether/memories: a project's note is a file of the repository, never a link out
+                # of it (to the user's own notes, or any file a clone wants indexed and shown).
+                boundaries[path] = directory.parent.parent
     changed: list[tuple[Memory, NoteRef, bool]] = []
     claimed: dict[str, str] = {mid: path for path, (mid, _) in known.items() if path in on_disk}
     for path, (ref, scope) in sorted(on_disk.items()):
@@ -77,12 +82,17 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
             report.problems.append(NoteError(path, problems[path][1]))
             continue
         try:
-            memory = notes.read(Path(path), scope)
+            memory = notes.read(Path(path), scope, inside=boundaries.get(path))
         except NoteError as exc:
             store.set_note_problem(ref, exc.problem)
             report.problems.append(exc)
             continue
         except FileNotFoundError:
+            continue
+        except Exception as exc:  # one note, whatever is wrong with it, never stops a sync
+            problem = f"could not be read ({type(exc).__name__}: {exc}); fix or remove it"
+            store.set_note_problem(ref, problem)
+            report.problems.append(NoteError(path, problem))
             continue
         owner = claimed.get(memory.id)
         if owner is not None and owner != path:

@@ -69,9 +69,9 @@ def load(
         tmp.write_bytes(header_line + b"\n" + packed)
         os.replace(tmp, cache)
     except OSError:
-        tmp.unlink(
-            missing_ok=True
-        )  # a full disk leaves no half-written cache behind (nor does a crash for long)
+        # A full disk leaves no half-written cache behind (a crash's is swept by the next sync).
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return ids, packed, dim
 
 
