@@ -296,6 +296,23 @@ async def test_add_can_supersede_a_memory(project: Project) -> None:
     assert old["status"] == "superseded" and old["superseded_by"] == [added["id"]]
 
 
+async def test_add_of_archived_knowledge_says_it_is_archived(project: Project) -> None:
+    # It answered "already saved" while the memory stayed archived and never surfaced again.
+    ship = project.ids["ship"]
+    summary = "Deploys go out via `make ship-v2`; the old deploy target is gone"
+    async with serve(project) as client:
+        await call(client, "memory_remove", {"id": ship, "reason": "obsolete"})
+        added = await call(client, "memory_add", {"summary": summary, "category": "decision"})
+        assert (added["id"], added["created"], added["status"]) == (ship, False, "archived")
+        assert "archived" in added["message"] and f"tether restore {ship}" in added["message"]
+        old = await call(client, "memory_add", {"summary": "Invoices render with weasyprint"})
+        new = await call(
+            client, "memory_add", {"summary": "Invoices render with typst", "supersedes": old["id"]}
+        )
+        again = await call(client, "memory_add", {"summary": "Invoices render with weasyprint"})
+        assert again["status"] == "superseded" and new["id"] in again["message"]
+
+
 async def test_remove_archives_and_get_still_reads_it(project: Project) -> None:
     gotcha = project.ids["gotcha"]
     async with serve(project) as client:

@@ -37,6 +37,7 @@ EDITABLE = frozenset({"summary", "details", "category", "files", "priority", "pi
 class Added:
     memory: Memory
     created: bool  # False when the same knowledge already existed and was returned instead
+    restored: bool = False  # the existing memory was archived and the person re-adding it restored it
 
 
 class Memories:
@@ -217,6 +218,15 @@ class Memories:
         with self.lock():
             for existing in self.store.by_hash(memory.content_hash):
                 if existing.scope == memory.scope and (scope != "session" or existing.session == session):
+                    if existing.status == "archived" and origin == "user":
+                        # The person saying it again is the person restoring it. Anyone else (an agent,
+                        # distill, a seed) gets it back as it is: an archive is someone's decision, and
+                        # the answer says the memory is archived rather than "already saved".
+                        back = self.write(existing.with_changes(status="active", updated=now))
+                        self.store.record(
+                            [Event(existing.id, "restored", now, receipts={"reason": "re-added"})]
+                        )
+                        return Added(back, created=False, restored=True)
                     return Added(existing, created=False)
             old = self.get(memory.supersedes) if memory.supersedes else None
             self.write(memory)

@@ -59,6 +59,7 @@ class Full(TypedDict):
 class AddResult(TypedDict):
     id: str
     created: bool  # False: the same knowledge was already saved, and that memory is returned
+    status: str  # of the memory returned: an existing one may be archived or superseded
     summary: str
     category: str
     scope: str

@@ -25,6 +25,7 @@ from tether.adapters.mcp.results import (
     changed,
     full,
 )
+from tether.memories import Added
 from tether.model.display import printable_data
 
 # The co-change neighbours shown per file by memory_links, as recall uses (DESIGN §4: ≤ 2 per file).
@@ -74,6 +75,22 @@ def _shown(func: F) -> F:
         return printable_data(func(*args, **kwargs))
 
     return cast(F, answer)
+
+
+def _added_message(added: Added, newer: list[str]) -> str:
+    """What memory_add says: saved, or where the same knowledge already is (and whether it is recalled)."""
+    m = added.memory
+    if added.created:
+        return f"saved {m.id}" + (f"; it supersedes {m.supersedes}" if m.supersedes else "")
+    if m.status == "archived":
+        return (
+            f"already saved as {m.id}, but archived: it is not recalled. The user archived it or it went "
+            f"unused; if it is right again, ask the user to run `tether restore {m.id}`"
+        )
+    if m.status == "superseded":
+        by = ", ".join(newer) or "a newer memory"
+        return f"already saved as {m.id}, superseded by {by}: that one is what is recalled"
+    return f"already saved as {m.id}; nothing new was written"
 
 
 def _read_only() -> ToolAnnotations:
@@ -197,13 +214,13 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
                 supersedes=supersedes,
                 session=agent_session() if scope == "session" else None,
             )
+            newer = [n.id for n in ws.chain(added.memory) if n.supersedes == added.memory.id]
         m = added.memory
-        message = f"saved {m.id}" if added.created else f"already saved as {m.id}; nothing new was written"
-        if added.created and m.supersedes:
-            message += f"; it supersedes {m.supersedes}"
+        message = _added_message(added, newer)
         return {
             "id": m.id,
             "created": added.created,
+            "status": m.status,
             "summary": m.summary,
             "category": m.category,
             "scope": m.scope,
