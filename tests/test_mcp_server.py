@@ -257,6 +257,23 @@ async def test_links_go_both_ways_and_reach_co_change_neighbours(project: Projec
     assert gotcha["co_change"] == []  # src/app.py changed once, alone
 
 
+async def test_links_follow_renames_the_refresh_finds(project: Project) -> None:
+    # memory_links refreshed the repo map and dropped the renames it returned: the memory kept naming the
+    # old path, and no later refresh would report the rename again.
+    from tether.lifecycle.housekeeping import refresh_repo
+
+    with Workspace.open(project.root, home=project.home) as ws:
+        refresh_repo(ws)
+    git(project.root, "mv", "deploy/staging.yaml", "deploy/stage.yaml")
+    git(project.root, "commit", "-q", "-m", "rename")
+    async with serve(project) as client:
+        links = await call(client, "memory_links", {"id": project.ids["port"]})
+        got = await call(client, "memory_get", {"id": project.ids["port"]})
+    assert links["files"] == got["files"] == ["deploy/stage.yaml"]
+    note = next((project.root / ".tether" / "memories").glob(f"{project.ids['port']}-*.md"))
+    assert "deploy/stage.yaml" in note.read_text(encoding="utf-8")
+
+
 # -- writing --------------------------------------------------------------------------------------
 
 

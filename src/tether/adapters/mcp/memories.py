@@ -98,19 +98,24 @@ class Memories:
             ws.store.put_session_state(session, state, ws.clock())
 
     def repo(self, ws: Workspace) -> RepoMap | None:
-        """The repo map, brought up to date once per server process (incremental after the first time)."""
+        """The repo map, brought up to date once per server process (incremental after the first time).
+
+        As every CLI command does, memories follow the renames the refresh finds (their notes are
+        rewritten): a refresh that dropped them would mark the commits read, and the renames were lost."""
+        from tether.lifecycle.housekeeping import refresh_repo
+
         if ws.root is None:
-            return None
-        repo = ws.repo_map()
-        if repo is None:
             return None
         if not self._repo_refreshed:
             self._repo_refreshed = True
             try:
-                repo.refresh()
+                moved = refresh_repo(ws).renamed
             except (TetherError, OSError) as exc:
                 log.warning("repo map refresh failed: %s", exc)
-        return repo
+            else:
+                for memory_id, old, new in moved:
+                    log.info("memory %s now names %s (renamed from %s)", memory_id, new, old)
+        return ws.repo_map()
 
     def close(self) -> None:
         with self._lock:

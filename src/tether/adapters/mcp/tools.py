@@ -247,10 +247,10 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         """What a memory is connected to: memories it links to and that link to it ([[wikilinks]]), the
         files it is about, and memories on files that often change together with those."""
         with memories.use() as ws:
+            repo = memories.repo(ws)  # first: it may rewrite this memory's files (renames)
             memory = ws.get(id)
             outgoing, incoming = ws.links(memory)
             co_change: list[Neighbour] = []
-            repo = memories.repo(ws)
             if repo is not None:
                 for path in [f for f in memory.files if not f.endswith("/")][:NEIGHBOUR_FILES]:
                     for other, confidence in repo.neighbours(path, NEIGHBOURS_PER_FILE):
