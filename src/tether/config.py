@@ -2,17 +2,31 @@
 
 Only known keys are accepted, each with a type, so a typo is an error instead of a silently ignored
 setting.
+
+A project's file arrives with a clone, from whoever could push to the repository. The settings that
+choose where text and API keys are sent, or what tether starts or loads (`USER_LEVEL`), are therefore read
+from the user's file and the environment only: a project's value for one is ignored, with a warning saying
+how to approve it, unless the user approved that very value for that very checkout on this machine (an
+approval record in `$TETHER_HOME`, which no clone can carry). As git treats a repository's hooks and
+ssh an unknown host key: what another party could plant is refused until the person says otherwise.
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+import json
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigError
 from tether.fs import write_atomic
+
+if TYPE_CHECKING:
+    from tether.project import Paths
 
 # key → (default, description). Types are taken from the defaults.
 DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
@@ -41,9 +55,75 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     "distill.categories": ("pref,decision,gotcha", "categories distill may write"),
 }
 GUARD_MODES = ("off", "context", "deny-once", "auto")
+# Settings a project's file may not choose (see the module's docstring), and why.
+USER_LEVEL = {
+    "embedder": "an endpoint receives every memory and query (and your API key); a model directory is code",
+    "embed_server.enabled": "it starts a process",
+    "distill.enabled": "it sends session transcripts to an LLM",
+    "distill.provider": "it chooses who receives transcripts and which API key goes with them",
+    "distill.base_url": "it chooses where transcripts and your API key are sent",
+}
+# Embedder specs a project may set: no endpoint, no path (`auto` picks among locally installed models).
+PROJECT_EMBEDDERS = ("hashed", "auto")
 
 
 Value = bool | int | str
+
+
+def project_may_set(key: str, value: Value) -> bool:
+    """Whether a project's file may set `key` to `value` without the user's approval: any key but the
+    user-level ones; of those, a local embedder, or turning a process or distill *off*."""
+    if key not in USER_LEVEL:
+        return True
+    if key == "embedder":
+        return value in PROJECT_EMBEDDERS
+    return value is False
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A project's value of a user-level key, not used: it was not approved on this machine."""
+
+    key: str
+    value: Value
+    source: str
+
+    def message(self) -> str:
+        return (
+            f"{self.source} sets {self.key} = {self.value!r}: ignored, because {USER_LEVEL[self.key]}, and a "
+            f"project's file (which comes with a clone) cannot choose that. If you trust it, run "
+            f"`tether config --approve {self.key}` in this checkout, or set it in your own config "
+            f"(`tether config --user {self.key} VALUE`)."
+        )
+
+
+class Approvals:
+    """`$TETHER_HOME/approvals.json` (mode 0600): project values of user-level keys the user approved, by
+    checkout path, key and a hash of the value. A changed value is a new question."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def digest(key: str, value: Value) -> str:
+        return hashlib.sha256(f"{key}\0{json.dumps(value)}".encode()).hexdigest()
+
+    def approved(self, root: Path, key: str, value: Value) -> bool:
+        entry = self._read().get(str(root.resolve()), {})
+        return isinstance(entry, dict) and entry.get(key) == self.digest(key, value)
+
+    def approve(self, root: Path, key: str, value: Value) -> None:
+        data = self._read()
+        entry = data.setdefault(str(root.resolve()), {})
+        entry[key] = self.digest(key, value)
+        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
 
 
 @dataclass(frozen=True)
@@ -55,6 +135,7 @@ class Config:
     """
 
     values: dict[str, Value]
+    ignored: tuple[Ignored, ...] = ()  # project values of user-level keys that were not approved
 
     def value(self, key: str) -> Value:
         """The value of a known key, whatever its type (for showing it)."""
@@ -82,13 +163,43 @@ class Config:
 
     @classmethod
     def load(cls, *paths: Path) -> Config:
-        """Load defaults, then each existing file in order (later files win)."""
+        """Load defaults, then each existing file in order (later files win), every file trusted."""
         values = {key: default for key, (default, _) in DEFAULTS.items()}
         for path in paths:
             if path.is_file():
                 for key, value in _flatten(_read(path)).items():
                     values[key] = coerce(key, value, source=str(path))
         return cls(values)
+
+    @classmethod
+    def for_checkout(
+        cls, user: Path, project: Path | None, *, root: Path | None, approvals: Approvals
+    ) -> Config:
+        """Defaults, the user's file, then the project's file less its unapproved user-level values."""
+        base = cls.load(user)
+        if project is None or root is None or not project.is_file():
+            return base
+        values = dict(base.values)
+        ignored: list[Ignored] = []
+        for key, raw in _flatten(_read(project)).items():
+            value = coerce(key, raw, source=str(project))
+            if project_may_set(key, value) or approvals.approved(root, key, value):
+                values[key] = value
+            elif value != values[key]:  # the same value as in effect anyway changes nothing: no warning
+                ignored.append(Ignored(key, value, str(project)))
+        return cls(values, tuple(ignored))
+
+    @classmethod
+    def for_paths(cls, paths: Paths) -> Config:
+        """`for_checkout` for a workspace's locations."""
+        project = paths.root / ".tether" / "config.toml" if paths.root is not None else None
+        return cls.for_checkout(
+            paths.home / "config.toml", project, root=paths.root, approvals=Approvals(paths.approvals)
+        )
+
+    def project_value(self, key: str) -> Value | None:
+        """A project's ignored value for `key`, if any."""
+        return next((item.value for item in self.ignored if item.key == key), None)
 
 
 # TOML integers are 64-bit signed: a larger number would make the file invalid for other TOML readers.
@@ -149,6 +260,37 @@ def set_value(path: Path, key: str, raw: str) -> Value:
     data[key] = value
     write_atomic(path, dump(data))
     return value
+
+
+def check_endpoint(url: str, what: str) -> str:
+    """`url` if it is an `https://` URL, or a plain `http://` one to this machine (loopback), where nothing
+    on the network can read the text and the API key sent. Raises `ConfigError` saying what to use.
+
+    >>> check_endpoint("http://127.0.0.1:11434/v1", "embedding endpoint")
+    'http://127.0.0.1:11434/v1'
+    """
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme == "https" and parsed.hostname:
+        return url
+    if parsed.scheme == "http" and parsed.hostname:
+        if is_loopback(parsed.hostname):
+            return url
+        raise ConfigError(
+            f"{what} {url!r} is plain http to another machine: memories, prompts and the API key would cross "
+            "the network unencrypted; use https, or reach it through a tunnel on localhost (ssh -L)"
+        )
+    raise ConfigError(f"{what} {url!r} is not an http(s) URL")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine: `localhost`, 127.0.0.0/8 or ::1."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def dump(flat: dict[str, Any]) -> str:

@@ -17,7 +17,12 @@ from pathlib import Path
 
 
 def write_atomic(
-    path: Path, text: str, *, mode_from: Path | None = None, through_symlink: bool = False
+    path: Path,
+    text: str,
+    *,
+    mode_from: Path | None = None,
+    through_symlink: bool = False,
+    mode: int | None = None,
 ) -> None:
     """Write `text` to `path` so readers see the old file or the new one, never a mix.
 
@@ -25,11 +30,13 @@ def write_atomic(
     old or new. The new file keeps the permissions of `mode_from` (default: of `path` itself) when that
     exists, else gets what a plain `open` would (0666 less the umask; `mkstemp` alone would make it 0600,
     unreadable to a teammate's tools). `through_symlink` writes to the file a symlink points at and keeps
-    the link (a dotfile manager's config); otherwise a symlink at `path` is replaced by the file.
+    the link (a dotfile manager's config); otherwise a symlink at `path` is replaced by the file. `mode`
+    sets the permissions outright (0600 for a file only its owner may read).
     """
     target = Path(os.path.realpath(path)) if through_symlink else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_of(mode_from if mode_from is not None else target)
+    if mode is None:
+        mode = _mode_of(mode_from if mode_from is not None else target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

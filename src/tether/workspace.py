@@ -55,7 +55,7 @@ class Workspace(Memories):
         recover: bool = False,
         light: bool = False,
     ) -> None:
-        config = Config.load(*paths.config_files)
+        config = Config.for_paths(paths)
         clock = clock or utcnow
         self.light = light
         self.recovered: Path | None = None

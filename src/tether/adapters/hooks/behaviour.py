@@ -61,6 +61,8 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     from tether.lifecycle.housekeeping import session_start_housekeeping
 
     warm_up(ws)  # first, so the model loads while the rest of session start runs
+    for ignored in ws.config.ignored:  # once a session, where a person reads the log
+        ws.log(f"config: {ignored.message()}")
     ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
     pinned = [m for m in ws.find(Query(pinned=True)) if m.scope != "session" or m.session == event.session]

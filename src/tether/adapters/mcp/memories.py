@@ -75,6 +75,8 @@ class Memories:
         if self._ws is None:
             self._ws = Workspace.open(self.cwd, require_project=False)
             self._repo_refreshed = False
+            for ignored in self._ws.config.ignored:
+                log.warning("%s", ignored.message())
         else:
             self._ws.sync()
         return self._ws
