@@ -118,6 +118,8 @@ TESTED_IN = {
     "tether.embed.warm.client": "test_embed_service.py",
     "tether.embed.warm.server": "test_embed_service.py",
     "tether.notes.format": "test_notes.py",
+    "tether.notes.pending": "test_review.py",
+    "tether.lifecycle.incoming": "test_review.py",
     "tether.recall.recaller": "test_recall.py",
     "tether.recall.channels": "test_recall.py",
     "tether.recall.evidence": "test_recall.py",

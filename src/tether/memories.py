@@ -21,9 +21,18 @@ from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
 from tether.fs import file_lock, write_atomic
-from tether.model.memory import Memory, check_choice, check_id, new_id, normalize_files, validate
+from tether.model.memory import (
+    Memory,
+    check_choice,
+    check_id,
+    needs_approval,
+    new_id,
+    normalize_files,
+    validate,
+)
 from tether.model.secrets import find_secret
 from tether.notes import format as notes
+from tether.notes.pending import Pending, Request
 from tether.notes.sync import PENDING_VECTORS
 from tether.project import Paths
 from tether.repo.map import RepoMap
@@ -38,6 +47,7 @@ class Added:
     memory: Memory
     created: bool  # False when the same knowledge already existed and was returned instead
     restored: bool = False  # the existing memory was archived and the person re-adding it restored it
+    pending: tuple[str, ...] = ()  # why an agent's write waits for `tether review` (nothing was written)
 
 
 class Memories:
@@ -161,22 +171,6 @@ class Memories:
             check_secret(checked.text)
         return checked
 
-    def import_memories(self, memories: Sequence[Memory], *, allow_secret: bool = False) -> tuple[int, int]:
-        """Store exported memories as they are (ids, times, status kept): each is admitted before any is
-        written, then written under the lock. Returns (new, already present by id)."""
-        admitted = [self.admit(memory, allow_secret=allow_secret) for memory in memories]
-        for memory in admitted:
-            self.notes_dir(memory.scope)
-        new = same = 0
-        with self.lock():
-            for memory in admitted:
-                if self.store.get(memory.id) is not None:
-                    same += 1
-                    continue
-                self.write(memory)
-                new += 1
-        return new, same
-
     def add(
         self,
         summary: str,
@@ -192,8 +186,13 @@ class Memories:
         session: str | None = None,
         allow_secret: bool = False,
         memory_id: str | None = None,
+        approved: bool = False,
     ) -> Added:
-        """Add a memory, or return the existing one holding the same knowledge in the same scope."""
+        """Add a memory, or return the existing one holding the same knowledge in the same scope.
+
+        An agent's memory (`origin="agent"`) that pins, writes user scope or supersedes a rule file's or the
+        person's own memory is not written: it waits for the person (`tether review`), unless `approved`
+        (the person ran the command that brought it in, or approved it)."""
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
@@ -229,6 +228,10 @@ class Memories:
                         return Added(back, created=False, restored=True)
                     return Added(existing, created=False)
             old = self.get(memory.supersedes) if memory.supersedes else None
+            reasons = () if approved or origin != "agent" else needs_approval(memory, old)
+            if reasons:
+                Pending(self.paths.pending).put(Request(memory.id, "add", reasons, now, memory, session))
+                return Added(memory, created=False, pending=reasons)
             self.write(memory)
             if old is not None:
                 self._supersede(old, memory)

@@ -78,6 +78,17 @@ class Memory:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+def origin_tag(memory: Memory) -> str:
+    """`[agent] `, `[distilled] `, `[rules:AGENTS.md] `, `[seed] `: who a memory comes from, shown before its
+    id in every injected line (the person's own memories carry no tag). An agent told "[agent]" reads the
+    line as another agent's note, not as the user's instruction.
+
+    >>> origin_tag(Memory(id="0a1b2c3d", summary="x", origin="rules:AGENTS.md"))
+    '[rules:AGENTS.md] '
+    """
+    return "" if memory.origin == "user" else f"[{memory.origin}] "
+
+
 def content_hash(summary: str, details: str = "") -> str:
     """Hash of the normalized text, so the same knowledge saved twice is one memory.
 
@@ -260,6 +271,27 @@ def validate(memory: Memory) -> Memory:
             # (other controls are shown escaped, like every memory text).
             raise ValidationError(f"file path {path!r} holds a line break: name a file with a one-line path")
     return replace(memory, summary=summary, details=memory.details.strip("\n"))
+
+
+def needs_approval(memory: Memory, replaces: Memory | None) -> tuple[str, ...]:
+    """Why an agent's `memory` may not be written without the person's approval (empty: it may).
+
+    >>> needs_approval(Memory(id="0a1b2c3d", summary="x", pinned=True, scope="user"), None)
+    ('it is pinned', 'it is user memory (it would follow the user into every project)')
+    """
+    reasons = []
+    if memory.pinned:
+        reasons.append("it is pinned")
+    if memory.scope == "user":
+        reasons.append("it is user memory (it would follow the user into every project)")
+    if replaces is not None:
+        if replaces.origin.startswith("rules:"):
+            reasons.append(
+                f"it supersedes {replaces.id}, a rule from {replaces.origin.removeprefix('rules:')}"
+            )
+        elif replaces.origin == "user" or replaces.scope == "user":
+            reasons.append(f"it supersedes {replaces.id}, a memory the user wrote")
+    return tuple(reasons)
 
 
 def to_dict(memory: Memory) -> dict[str, Any]:

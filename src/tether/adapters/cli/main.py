@@ -35,8 +35,9 @@ def cli() -> None:
 
 def _register() -> None:
     from tether.adapters.cli import embedder as cli_embedder
+    from tether.adapters.cli import review as cli_review
 
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder):
+    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder, cli_review):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
-from tether.model.memory import Memory, normalize_path
+from tether.model.memory import Memory, normalize_path, origin_tag
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
+from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
@@ -72,7 +73,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     used = 0
     with session_state(ws.store, event.session, ws.clock()) as state:
         for memory in sorted(pinned, key=lambda m: m.updated, reverse=True):
-            line = f"★ [{memory.category}] {memory.id} — {memory.summary} (via pinned)"
+            line = memory_line(memory, "pinned")
             if used + len(line) + 2 > budget:  # as injected: "- " and the line
                 break
             used += len(line) + 3
@@ -139,8 +140,9 @@ def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
 
 
 def gotcha_line(memory: Memory) -> str:
+    """`· ★ gotcha [agent] "summary" [id] — review before editing` (the origin as in `memory_line`)."""
     star = "★ " if memory.pinned or memory.priority == "high" else ""
-    return f'· {star}gotcha "{memory.summary}" [{memory.id}] — review before editing'
+    return f'· {star}gotcha {origin_tag(memory)}"{memory.summary}" [{memory.id}] — review before editing'
 
 
 def after_tool(ws: Workspace, event: HookEvent) -> Reply:

@@ -20,6 +20,7 @@ class Hit(TypedDict):
     id: str
     summary: str
     category: str
+    origin: str  # user | agent | distilled | seed | rules:<path>: who wrote it
     score: float
     receipt: str  # which signals fired: "file, text 0.67, sem 0.41"
     has_details: bool

@@ -25,6 +25,7 @@ from tether.adapters.mcp.results import (
     changed,
     full,
 )
+from tether.lifecycle.review import request_pin
 from tether.memories import Added
 from tether.model.display import printable_data
 
@@ -80,6 +81,12 @@ def _shown(func: F) -> F:
 def _added_message(added: Added, newer: list[str]) -> str:
     """What memory_add says: saved, or where the same knowledge already is (and whether it is recalled)."""
     m = added.memory
+    if added.pending:
+        return (
+            f"not saved yet: it waits for the user's approval (`tether review`) because "
+            f"{'; '.join(added.pending)}. It is not recalled until approved; to save it now, add it without "
+            "that (not pinned, project scope, or without `supersedes`)"
+        )
     if added.created:
         return f"saved {m.id}" + (f"; it supersedes {m.supersedes}" if m.supersedes else "")
     if m.status == "archived":
@@ -143,6 +150,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
                     "id": r.memory.id,
                     "summary": r.memory.summary,
                     "category": r.memory.category,
+                    "origin": r.memory.origin,
                     "score": round(r.score, 4),
                     "receipt": r.receipt,
                     "has_details": bool(r.memory.details),
@@ -192,10 +200,15 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         scope: Annotated[
             Scope,
             Field(
-                description="project (shared with the repo), user (follows the person), session (this session only)"
+                description="project (shared with the repo), user (follows the person; asks the user first), session (this session only)"
             ),
         ] = "project",
-        pinned: Annotated[bool, Field(description="Always recalled; use sparingly")] = False,
+        pinned: Annotated[
+            bool,
+            Field(
+                description="Always recalled; only the user can pin, so this asks them first (tether review)"
+            ),
+        ] = False,
         supersedes: Annotated[
             str | None, Field(description="Id of a memory this one replaces; the old one leaves recall")
         ] = None,
@@ -220,7 +233,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         return {
             "id": m.id,
             "created": added.created,
-            "status": m.status,
+            "status": "pending" if added.pending else m.status,
             "summary": m.summary,
             "category": m.category,
             "scope": m.scope,
@@ -283,8 +296,14 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         id: MemoryId,
         pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,
     ) -> Changed:
-        """Pin a memory so it is always recalled, above the statistics (or unpin it). For what the user
-        insists on; pinning many memories makes each one count for less."""
+        """Ask the user to pin a memory so it is always recalled, above the statistics (or to unpin it): the
+        request waits for their approval (`tether review`). For what the user insists on."""
         with memories.use() as ws:
-            memory = ws.pin(id, pinned)
-        return changed(memory, f"{'pinned' if memory.pinned else 'unpinned'} {memory.id}")
+            # A pin is the user's veto over the statistics: an agent asks, the user decides.
+            memory, asked = request_pin(ws, id, pinned)
+        if not asked:
+            return changed(memory, f"{memory.id} is already {'pinned' if memory.pinned else 'unpinned'}")
+        verb = "pin" if pinned else "unpin"
+        return changed(
+            memory, f"asked the user to {verb} {memory.id}: it waits for their approval (`tether review`)"
+        )
