@@ -476,8 +476,8 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float =
     raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {deadline}s")
 
 
-def post_initialize(port: int, host: str) -> int:
-    """Status of a raw `initialize` POST carrying the given Host header."""
+def post_initialize(port: int, host: str, token: str | None = None) -> int:
+    """Status of a raw `initialize` POST carrying the given Host header (and bearer token)."""
     body = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -500,6 +500,7 @@ def post_initialize(port: int, host: str) -> int:
                 "Host": f"{host}:{port}",
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
+                **({"Authorization": f"Bearer {token}"} if token is not None else {}),
             },
         )
         return connection.getresponse().status
@@ -507,20 +508,36 @@ def post_initialize(port: int, host: str) -> int:
         connection.close()
 
 
-async def test_streamable_http_on_loopback(project: Project) -> None:
+async def test_streamable_http_on_loopback_with_a_bearer_token(project: Project) -> None:
+    # The HTTP transport had no authentication: any local process (or web page, through the browser) that
+    # found the port could read and write the memory.
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
     port = free_port()
     code = f"from pathlib import Path; from tether.adapters.mcp.server import run; run(Path({str(project.root)!r}), http=True, port={port})"
-    log = (project.root.parent / "http.log").open("wb")
+    log_path = project.root.parent / "http.log"
+    log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-c", code], env={**os.environ, **project.env()}, stdout=log, stderr=log
     )
     try:
         wait_for_port(port, process)
-        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+        token_file = project.home / "mcp-token"
+        token = token_file.read_text(encoding="utf-8").strip()
+        assert len(token) >= 32 and oct(token_file.stat().st_mode & 0o777) == "0o600"
+        assert token in log_path.read_text(encoding="utf-8")  # printed on start
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+        ):
             assert {tool.name for tool in (await client.list_tools()).tools} == set(TOOLS)
             assert project.ids["port"] in await search_ids(client, "staging port")
-        assert post_initialize(port, host="127.0.0.1") == 200
-        assert post_initialize(port, host="attacker.example") == 421  # DNS rebinding is refused
+        assert post_initialize(port, host="127.0.0.1", token=token) == 200
+        assert post_initialize(port, host="127.0.0.1") == 401  # no token
+        assert post_initialize(port, host="127.0.0.1", token=token[:-1] + "x") == 401  # a wrong one
+        assert post_initialize(port, host="attacker.example", token=token) == 421  # DNS rebinding is refused
     finally:
         process.terminate()
         process.wait(timeout=30)

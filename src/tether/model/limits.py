@@ -36,6 +36,9 @@ PROMPT_TAIL = 50_000
 # A hook's JSON from the agent. Claude Code's PostToolUse carries the tool's response (a Read is capped
 # near 256 KB of text); past this the hook fails open without parsing it.
 HOOK_INPUT_MAX_BYTES = 8 * 1024 * 1024
+# One JSON-RPC message to the MCP server over HTTP: a memory at its largest with its JSON escaping. The
+# SDK's own default is 1 MB per request body.
+MCP_BODY_MAX_BYTES = 1024 * 1024
 # Free-text arguments that are only logged (an archive reason).
 REASON_MAX = 1_000
 # One line of `tether import`: a memory at its largest, JSON-escaped (six bytes a character at worst).
