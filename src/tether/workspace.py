@@ -154,8 +154,10 @@ class Workspace(Memories):
         return self.last_sync
 
     def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
-        """Rebuild the index from the notes (telemetry and sessions are kept)."""
-        return self.index.reindex(embeddings_only=embeddings_only)
+        """Rebuild the index from the notes, under the writer lock, in one swap (telemetry and sessions
+        are kept): a reindex killed midway leaves the index as it was."""
+        with self.lock():
+            return self.index.reindex(embeddings_only=embeddings_only)
 
     def embed_missing(self) -> SyncReport:
         return self.index.embed_missing()
