@@ -119,6 +119,7 @@ TESTED_IN = {
     "tether.embed.warm.server": "test_embed_service.py",
     "tether.notes.format": "test_notes.py",
     "tether.notes.pending": "test_review.py",
+    "tether.adapters.mcp.stdio": "test_mcp_server.py",
     "tether.lifecycle.incoming": "test_review.py",
     "tether.recall.recaller": "test_recall.py",
     "tether.recall.channels": "test_recall.py",

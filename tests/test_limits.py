@@ -37,3 +37,24 @@ def test_fields_at_their_limit_are_accepted(repo: Path, ws: Workspace) -> None:
         "A memory", details="x" * limits.DETAILS_MAX, files=[f"src/f{i}.py" for i in range(limits.FILES_MAX)]
     )
     assert added.created and len(added.memory.files) == limits.FILES_MAX
+
+
+def test_a_search_query_over_the_limit_is_an_error(ws: Workspace) -> None:
+    with pytest.raises(ValidationError, match=f"the limit is {limits.QUERY_MAX}"):
+        ws.search("deploy " * limits.QUERY_MAX)
+
+
+def test_recall_reads_only_the_tail_of_a_huge_prompt(ws: Workspace) -> None:
+    memory = ws.add("Staging API is on port 6443").memory
+    pasted = "Traceback: frame in worker\n" * 200_000  # ~5 MB of pasted log before the question
+    assert [r.memory.id for r in ws.recall(pasted + "\nwhich port is staging on?").memories] == [memory.id]
+
+
+def test_a_hook_input_over_the_limit_fails_open_unread(repo: Path, home: Path) -> None:
+    from conftest import claude, run_hook
+
+    payload = claude("UserPromptSubmit", repo, prompt="x" * (limits.HOOK_INPUT_MAX_BYTES + 10))
+    done = run_hook("claude", "UserPromptSubmit", payload, repo, home)
+    assert done.returncode == 0 and done.stdout == ""
+    [line] = (repo / ".tether" / "logs" / "hooks.log").read_text().splitlines()
+    assert "over" in line

@@ -592,3 +592,90 @@ async def test_terminal_escapes_in_memory_data_are_shown_not_obeyed(project: Pro
     assert [hit["id"] for hit in found["results"]][:1] == [mid]
     assert full["files"] == ["src/\\x1b]0;pwned\\x07evil.py"]
     assert "\x1b" not in str(found) + str(full)
+
+
+# -- what an agent (or anything on the wire) can send ------------------------------------------------------
+
+MALFORMED = [
+    ("{oops", None, -32700),
+    ("[1, 2]", None, -32600),
+    ('"hello"', None, -32600),
+    ("42", None, -32600),
+    ("{}", None, -32600),
+    ('{"id": 1, "method": "tools/list"}', 1, -32600),
+    ('{"jsonrpc": "1.0", "id": 2, "method": "tools/list"}', 2, -32600),
+    ('{"jsonrpc": "2.0", "id": 3, "method": "nope"}', 3, -32601),
+    ('{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": 5}', 4, -32600),
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {}}', 5, -32602),
+    ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', None, -32600),
+    ('[{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}]', None, -32600),
+    ('{"jsonrpc": "2.0", "id": 7, "method": 5}', 7, -32600),
+]
+
+
+def test_every_malformed_message_gets_a_json_rpc_error(project: Project) -> None:
+    # The SDK's stdio transport dropped 9 of 11 of these without a word: the client waited forever.
+    import select
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tether.adapters.mcp.server"],
+        cwd=project.root,
+        env={**os.environ, **project.env()},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(line: str) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "no answer within 60 s"
+        return dict(json.loads(proc.stdout.readline()))
+
+    try:
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+        assert "result" in answer()
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for line, ident, code in MALFORMED:
+            reply = answer() if send(line) is None else {}
+            assert (reply.get("id"), reply["error"]["code"]) == (ident, code), line
+        big = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 8,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": "x" * 3_000_000}},
+            }
+        )
+        send(big)
+        reply = answer()
+        assert (reply["id"], reply["error"]["code"]) == (8, -32600) and "over" in reply["error"]["message"]
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+        assert {t["name"] for t in answer()["result"]["tools"]} == set(TOOLS)  # still serving
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+async def test_a_huge_search_is_an_error_at_once(project: Project) -> None:
+    import time
+
+    async with serve(project) as client:
+        started = time.monotonic()
+        message = await fails(client, "memory_search", {"query": "deploy " * 10_000})  # 70 KB: over the limit
+        assert "at most 20000 characters" in message
+        with pytest.raises(Exception, match="over"):
+            await client.call_tool("memory_search", {"query": "x" * 10_000_000})  # 10 MB: not even parsed
+        assert time.monotonic() - started < 30
+        assert project.ids["port"] in await search_ids(client, "staging port")

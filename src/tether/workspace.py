@@ -21,10 +21,11 @@ from typing import Any
 from tether.config import Config
 from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
-from tether.errors import StoreDamaged
+from tether.errors import StoreDamaged, ValidationError
 from tether.intake import jsonl
 from tether.lifecycle.doctor import Doctor, dead_refs, doctor
 from tether.memories import Added, Memories
+from tether.model.limits import PROMPT_TAIL, QUERY_MAX
 from tether.model.memory import CATEGORIES, Memory, check_choice
 from tether.model.timestamps import utcnow
 from tether.notes.sync import NoteIndex, SyncReport
@@ -177,8 +178,9 @@ class Workspace(Memories):
         )
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:
-        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`)."""
-        return self.recaller().recall(prompt, files, **options)
+        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`); only the
+        prompt's tail (`PROMPT_TAIL`) is read, where its question is."""
+        return self.recaller().recall(prompt[-PROMPT_TAIL:], files, **options)
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None
@@ -189,6 +191,11 @@ class Workspace(Memories):
         self, query: str, *, limit: int = 10, category: str | None = None, files: Sequence[str] = ()
     ) -> list[Recalled]:
         """Ranked search (full text and semantic, with the recall fusion). Nothing is recorded."""
+        if len(query) > QUERY_MAX:
+            raise ValidationError(
+                f"the query is {len(query)} characters, the limit is {QUERY_MAX}: search with the words or "
+                "the error line that matter"
+            )
         if category is not None:
             check_choice("category", category, CATEGORIES)
         return self.recaller().search(query, files=list(files), limit=limit, category=category)

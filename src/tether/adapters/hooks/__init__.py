@@ -141,7 +141,11 @@ def _work(agent: str, event_name: str, stdin: Any) -> dict[str, Any] | None:
 
     if agent not in AGENTS or not known_event(agent, event_name):
         raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
-    raw = stdin.read()
+    from tether.model.limits import HOOK_INPUT_MAX_BYTES
+
+    raw = stdin.read(HOOK_INPUT_MAX_BYTES + 1)  # characters: at least as many bytes
+    if len(raw) > HOOK_INPUT_MAX_BYTES:
+        raise ValueError(f"hook input over {HOOK_INPUT_MAX_BYTES} bytes: not read (fail open)")
     try:
         payload = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:

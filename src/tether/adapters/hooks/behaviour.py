@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
+from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
@@ -96,7 +97,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
-        result = ws.recaller().recall(event.prompt, touched, session=event.session, turn=turn)
+        result = ws.recaller().recall(event.prompt[-PROMPT_TAIL:], touched, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)

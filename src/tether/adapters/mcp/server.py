@@ -152,7 +152,9 @@ def run(cwd: Path, *, http: bool = False, host: str = "127.0.0.1", port: int = 8
     """Serve the memory tools: over stdio (default) or streamable HTTP at http://host:port/mcp (with the
     bearer token of `http_token`, printed on start)."""
     if not http:
-        build_server(cwd).run()
+        from tether.adapters.mcp.stdio import main_stdio
+
+        main_stdio(build_server(cwd))  # the SDK's stdio transport, answering malformed messages too
         return
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings

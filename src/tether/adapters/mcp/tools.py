@@ -28,6 +28,7 @@ from tether.adapters.mcp.results import (
 from tether.lifecycle.review import request_pin
 from tether.memories import Added
 from tether.model.display import printable_data
+from tether.model.limits import DETAILS_MAX, QUERY_MAX, REASON_MAX
 
 # The co-change neighbours shown per file by memory_links, as recall uses (DESIGN §4: ≤ 2 per file).
 NEIGHBOURS_PER_FILE = 2
@@ -43,6 +44,7 @@ MemoryId = Annotated[
     Field(
         validation_alias=AliasChoices("id", "memory_id", "memoryId"),
         description="Memory id: 8 hex characters, as returned by memory_search",
+        max_length=64,
     ),
 ]
 Files = Annotated[
@@ -121,6 +123,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("query", "q", "text", "search"),
                 description="What you want to know, in words, or a symbol or file name",
+                max_length=QUERY_MAX,
             ),
         ],
         files: Files = None,
@@ -181,6 +184,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("summary", "text", "content", "title"),
                 description="One line, at most 160 characters: the fact itself, as it should be shown later",
+                max_length=DETAILS_MAX,  # past 160 the core says how to shorten it; this stops a flood
             ),
         ],
         details: Annotated[
@@ -188,6 +192,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("details", "body"),
                 description="Markdown: the why, examples, [[id]] links",
+                max_length=DETAILS_MAX,
             ),
         ] = "",
         category: Annotated[
@@ -245,7 +250,9 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
     @_shown
     def memory_remove(
         id: MemoryId,
-        reason: Annotated[str, Field(description="Why it is wrong or obsolete (kept in the log)")] = "",
+        reason: Annotated[
+            str, Field(description="Why it is wrong or obsolete (kept in the log)", max_length=REASON_MAX)
+        ] = "",
     ) -> Changed:
         """Archive a memory that is wrong or obsolete: it leaves search and recall but is kept, and can be
         restored (`tether restore <id>`). To replace a memory with a corrected one, prefer memory_add with
