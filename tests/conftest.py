@@ -21,9 +21,17 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 from tether.project import init_project
 from tether.workspace import Workspace
+
+# The fuzz suite's budget (tests/test_fuzz.py): few examples, derandomized (the same inputs on every run, so
+# a failure reproduces and CI never meets a new one by chance), no example database written to the tree.
+# `HYPOTHESIS_PROFILE=deep` explores further by hand.
+settings.register_profile("check", max_examples=120, deadline=None, derandomize=True, database=None)
+settings.register_profile("deep", max_examples=5000, deadline=None, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "check"))
 
 ROOT = Path(__file__).resolve().parents[1]
 TETHER_BIN = Path(sys.executable).with_name("tether")

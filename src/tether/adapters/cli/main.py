@@ -18,7 +18,7 @@ from tether.adapters.cli import memories as cli_memories
 from tether.adapters.cli import project as cli_project
 from tether.adapters.cli import recall as cli_recall
 from tether.adapters.cli.common import echo, emit, json_option, read_details, show_memory, workspace
-from tether.errors import TetherError
+from tether.errors import TetherError, explain_os_error
 
 __all__ = ["cli", "emit", "json_option", "main", "read_details", "show_memory", "workspace"]
 
@@ -59,3 +59,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a full disk, a read-only file system: the machine's state, said plainly
+        echo(f"error: {explain_os_error(exc)}", err=True)
+        sys.exit(1)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tether.errors import StoreDamaged, StoreUnavailable, TetherError
+from tether.errors import StoreDamaged, StoreUnavailable, TetherError, explain_os_error
 
 if TYPE_CHECKING:
     from tether.repo.map import RepoMap
@@ -50,10 +50,8 @@ class Memories:
                 ws = self._open()
                 self._mark_session(ws)
                 yield ws
-            except StoreUnavailable as exc:  # a lock held past the busy timeout, a full disk
-                raise ToolError(
-                    f"the memory index is unavailable ({exc.__cause__ or exc}): retry; if it persists run `tether doctor`"
-                ) from exc
+            except StoreUnavailable as exc:  # a lock held past the busy timeout, a full disk, read-only
+                raise ToolError(for_agent(str(exc))) from exc  # it says what SQLite said and what to do
             except StoreDamaged as exc:  # not a database at all, or a damaged one
                 # Without this the SDK answers a bare "Error executing tool", which agents read as a
                 # schema problem. The index is derived from the notes, so removing it loses no memory.
@@ -63,6 +61,8 @@ class Memories:
                 ) from exc
             except TetherError as exc:
                 raise ToolError(for_agent(str(exc))) from exc
+            except OSError as exc:  # a full disk, a read-only file system: tell the agent, keep serving
+                raise ToolError(explain_os_error(exc)) from exc
 
     def _open(self) -> Workspace:
         from tether.project import find_project_root
