@@ -98,7 +98,8 @@ async def _serve(server: Any, wire_in: Any, wire_out: Any) -> None:
     async def reader() -> None:
         async with to_server_send:
             while True:
-                line = await anyio.to_thread.run_sync(_read_line, wire_in)
+                # Abandoned on cancel: a server that stopped must not wait for the agent's next line.
+                line = await anyio.to_thread.run_sync(_read_line, wire_in, abandon_on_cancel=True)
                 if line is None:
                     return
                 if not line.strip():
