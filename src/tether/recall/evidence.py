@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from tether.model.memory import Memory
+from tether.model.memory import Memory, origin_tag
 from tether.recall import scoring
 
 # The ranked lists fused by reciprocal rank ("trigram" is the text channel's second index).
@@ -123,8 +123,8 @@ class Recalled:
     rank: int
 
     def line(self) -> str:
-        star = "★ " if self.memory.pinned or self.memory.priority == "high" else ""
-        return f"{star}[{self.memory.category}] {self.memory.id} — {self.memory.summary} (via {self.receipt})"
+        """`★ [gotcha] [agent] 0a1b2c3d — summary (via file)`: the one format of an injected memory line."""
+        return memory_line(self.memory, self.receipt)
 
     def to_json(self) -> dict[str, Any]:
         m = self.memory
@@ -136,6 +136,7 @@ class Recalled:
             "files": list(m.files),
             "pinned": m.pinned,
             "priority": m.priority,
+            "origin": m.origin,
             "score": round(self.score, 4),
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "receipt": self.receipt,
@@ -163,6 +164,13 @@ class RecallResult:
             "candidates": self.candidates,
             "memories": [r.to_json() for r in self.memories],
         }
+
+
+def memory_line(memory: Memory, receipt: str) -> str:
+    """One injected line: ★ for pinned or high priority, the category, who it comes from, the id, the
+    summary and why it surfaced (`tether.model.memory.origin_tag`)."""
+    star = "★ " if memory.pinned or memory.priority == "high" else ""
+    return f"{star}[{memory.category}] {origin_tag(memory)}{memory.id} — {memory.summary} (via {receipt})"
 
 
 def signals(c: Candidate) -> dict[str, float]:

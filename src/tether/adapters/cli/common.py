@@ -63,6 +63,8 @@ def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator
             "(memories are intact; usage counts start over)",
             err=True,
         )
+    for ignored in ws.config.ignored:
+        echo(f"warning: {ignored.message()}", err=True)
     try:
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:

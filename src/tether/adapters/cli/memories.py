@@ -81,10 +81,14 @@ def add(
             allow_secret=allow_secret,
         )
     if as_json:
-        emit({**to_dict(result.memory), "new": result.created})
+        emit({**to_dict(result.memory), "new": result.created, "restored": result.restored})
         return
-    if not result.created:
-        echo("already known (same content):")
+    if result.restored:
+        echo("restored (the same content was archived):")
+    elif not result.created:
+        echo(
+            f"already known (same content){'' if result.memory.status == 'active' else ', ' + result.memory.status}:"
+        )
     show_memory(result.memory, full=False)
 
 

@@ -31,6 +31,10 @@ _EDIT_TOOLS = {
 }
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 
+# Agents whose pre-edit hook cannot add context (agent-integrations.md §4.3: Gemini's BeforeTool has no
+# `additionalContext`; §3.2: Cursor's preToolUse answers a permission only): there, only a deny is seen.
+_NO_CONTEXT_BEFORE_EDIT = frozenset({"gemini", "cursor"})
+
 # event name → kind, per agent
 _EVENTS: dict[str, dict[str, str]] = {
     "claude": {
@@ -102,6 +106,7 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
         paths=paths,
         transcript=str(payload.get("transcript_path") or ""),
         source=str(payload.get("source") or ""),
+        shows_context=not (kind == "before_edit" and agent in _NO_CONTEXT_BEFORE_EDIT),
     )
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
-from tether.model.memory import Memory, normalize_path
+from tether.model.limits import PROMPT_TAIL
+from tether.model.memory import Memory, normalize_path, origin_tag
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
+from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
@@ -34,6 +36,9 @@ class HookEvent:
     paths: list[str] = field(default_factory=list)  # absolute or cwd-relative paths the tool touches
     transcript: str = ""
     source: str = ""
+    # Whether the agent shows this event's context to its model: Gemini's BeforeTool and Cursor's
+    # preToolUse drop it (agent-integrations.md §4.3, §3.2); only a deny reaches the model there.
+    shows_context: bool = True
 
 
 @dataclass
@@ -58,6 +63,8 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     from tether.lifecycle.housekeeping import session_start_housekeeping
 
     warm_up(ws)  # first, so the model loads while the rest of session start runs
+    for ignored in ws.config.ignored:  # once a session, where a person reads the log
+        ws.log(f"config: {ignored.message()}")
     ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
     repo = ws.repo_map()
@@ -74,7 +81,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     used = 0
     with session_state(ws.store, event.session, ws.clock()) as state:
         for memory in sorted(pinned, key=lambda m: m.updated, reverse=True):
-            line = f"★ [{memory.category}] {memory.id} — {memory.summary} (via pinned)"
+            line = memory_line(memory, "pinned")
             if used + len(line) + 2 > budget:  # as injected: "- " and the line
                 break
             used += len(line) + 3
@@ -97,7 +104,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
-        result = ws.recaller().recall(event.prompt, touched, session=event.session, turn=turn)
+        result = ws.recaller().recall(event.prompt[-PROMPT_TAIL:], touched, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)
@@ -141,8 +148,9 @@ def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
 
 
 def gotcha_line(memory: Memory) -> str:
+    """`· ★ gotcha [agent] "summary" [id] — review before editing` (the origin as in `memory_line`)."""
     star = "★ " if memory.pinned or memory.priority == "high" else ""
-    return f'· {star}gotcha "{memory.summary}" [{memory.id}] — review before editing'
+    return f'· {star}gotcha {origin_tag(memory)}"{memory.summary}" [{memory.id}] — review before editing'
 
 
 def after_tool(ws: Workspace, event: HookEvent) -> Reply:
@@ -190,6 +198,10 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         strong = any(m.pinned or m.priority == "high" for m in unseen)
         deny = mode == "deny-once" or (mode == "auto" and strong)
         first_edit = not any(path in state.denied for path in paths)
+        if not (deny and first_edit) and not event.shows_context:
+            # The agent would drop this context: nothing was shown, so nothing is marked seen or surfaced
+            # (the gotchas arrive with the edit's after-tool hook instead).
+            return Reply()
         for memory in unseen:
             state.seen[memory.id] = state.turn
         turn = state.turn

@@ -20,6 +20,7 @@ class Hit(TypedDict):
     id: str
     summary: str
     category: str
+    origin: str  # user | agent | distilled | seed | rules:<path>: who wrote it
     score: float
     receipt: str  # which signals fired: "file, text 0.67, sem 0.41"
     has_details: bool
@@ -59,6 +60,7 @@ class Full(TypedDict):
 class AddResult(TypedDict):
     id: str
     created: bool  # False: the same knowledge was already saved, and that memory is returned
+    status: str  # of the memory returned: an existing one may be archived or superseded
     summary: str
     category: str
     scope: str
