@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.store.base",),
     ("tether.store.memory", "tether.store.sqlite"),
     ("tether.repo",),
+    ("tether.anchors",),
     ("tether.embed",),
     ("tether.notes",),
     ("tether.memories",),
@@ -155,6 +156,11 @@ TESTED_IN = {
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
     "tether.recall.block": "test_hooks.py",
+    "tether.model.anchor": "test_anchors.py",
+    "tether.anchors.fingerprint": "test_anchors.py",
+    "tether.anchors.symbols": "test_anchors.py",
+    "tether.anchors.resolve": "test_anchors.py",
+    "tether.anchors.locations": "test_anchors.py",
 }
 # Whole packages whose modules share one topical test file.
 TESTED_IN_PACKAGE = {"tether.adapters.ui": "test_ui.py"}

@@ -21,6 +21,7 @@ from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
 from tether.fs import file_lock, write_atomic
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory, check_choice, check_id, new_id, normalize_files, validate
 from tether.model.secrets import find_secret
 from tether.notes import format as notes
@@ -30,7 +31,9 @@ from tether.repo.map import RepoMap
 from tether.store.base import Event, NoteRef, Query, Store
 
 # Fields `edit` may change; scope and id never change (a memory moving scope is a new memory).
-EDITABLE = frozenset({"summary", "details", "category", "files", "priority", "pinned", "origin", "status"})
+EDITABLE = frozenset(
+    {"summary", "details", "category", "files", "anchors", "priority", "pinned", "origin", "status"}
+)
 
 
 @dataclass(frozen=True)
@@ -165,11 +168,15 @@ class Memories:
         session: str | None = None,
         allow_secret: bool = False,
         memory_id: str | None = None,
+        at: Sequence[str] = (),
     ) -> Added:
-        """Add a memory, or return the existing one holding the same knowledge in the same scope."""
+        """Add a memory, or return the existing one holding the same knowledge in the same scope.
+
+        `at` anchors it inside files: `src/billing/charge.py::charge_card` or `src/billing/charge.py:120-140`."""
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
+        anchors = self.anchors_at(at, scope)
         memory = validate(
             Memory(
                 id=memory_id or new_id(),
@@ -178,6 +185,7 @@ class Memories:
                 category=category,
                 scope=scope,
                 files=normalize_files(list(files), root, self.cwd),
+                anchors=anchors,
                 priority=priority,
                 pinned=pinned,
                 origin=origin,
@@ -202,9 +210,16 @@ class Memories:
         return Added(memory, created=True)
 
     def edit(
-        self, memory_id: str, *, allow_secret: bool = False, record_acted: bool = True, **changes: object
+        self,
+        memory_id: str,
+        *,
+        allow_secret: bool = False,
+        record_acted: bool = True,
+        at: Sequence[str] | None = None,
+        **changes: object,
     ) -> Memory:
-        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope)."""
+        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope).
+        `at` replaces its anchors (`path::Symbol`, `path:120-140`; empty: none)."""
         unknown = set(changes) - EDITABLE
         if unknown:
             raise ValidationError(
@@ -212,9 +227,14 @@ class Memories:
             )
         with self.lock():
             memory = self.get(memory_id)  # under the lock: a concurrent edit is never lost
+            if at is not None:
+                changes["anchors"] = self.anchors_at(at, memory.scope)
             if "files" in changes:
                 root = self.root if memory.scope != "user" else None
                 changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)  # type: ignore[call-overload]
+                if "anchors" not in changes:  # anchors in files no longer named go with them
+                    kept = set(changes["files"])  # type: ignore[call-overload]
+                    changes["anchors"] = tuple(a for a in memory.anchors if a.path in kept)
             updated = validate(memory.with_changes(**changes, updated=self.clock()))
             if not allow_secret and updated.text != memory.text:
                 check_secret(updated.text)
@@ -224,6 +244,14 @@ class Memories:
             if record_acted:
                 self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
         return updated
+
+    def anchors_at(self, specs: Sequence[str], scope: str = "project") -> tuple[Anchor, ...]:
+        """Anchors made from `--at` specs against the files as they are now (`tether.anchors.resolve`)."""
+        if not specs:
+            return ()
+        from tether.anchors.resolve import anchors_at
+
+        return anchors_at(specs, None if scope == "user" else self.root, self.cwd)
 
     def set_status(self, memory_id: str, status: str, reason: str = "") -> Memory:
         with self.lock():

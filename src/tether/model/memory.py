@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
+from tether.model.anchor import Anchor
+from tether.model.anchor import check as check_anchor
 from tether.model.display import first_control
 from tether.model.timestamps import iso, parse_iso, utcnow
 
@@ -57,6 +59,8 @@ class Memory:
     session: str | None = None
     created: datetime = field(default_factory=utcnow)
     updated: datetime = field(default_factory=utcnow)
+    # Places inside `files` the memory is about (`tether.model.anchor`); each one's path is among `files`.
+    anchors: tuple[Anchor, ...] = ()
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -214,7 +218,10 @@ def validate(memory: Memory) -> Memory:
     for path in memory.files:
         if path.startswith("/") or path.startswith("../") or "/../" in path or path == "..":
             raise ValidationError(f"file path {path!r} must be relative to the repository root")
-    return replace(memory, summary=summary, details=memory.details.strip("\n"))
+    anchors = tuple(dict.fromkeys(check_anchor(anchor) for anchor in memory.anchors))
+    # An anchor's file is one of the memory's files: when its code is gone, the memory degrades to it.
+    files = memory.files + tuple(dict.fromkeys(a.path for a in anchors if a.path not in memory.files))
+    return replace(memory, summary=summary, details=memory.details.strip("\n"), files=files, anchors=anchors)
 
 
 def to_dict(memory: Memory) -> dict[str, Any]:
@@ -226,6 +233,7 @@ def to_dict(memory: Memory) -> dict[str, Any]:
         "category": memory.category,
         "scope": memory.scope,
         "files": list(memory.files),
+        "anchors": [anchor.to_front() for anchor in memory.anchors],
         "links": list(memory.links),
         "priority": memory.priority,
         "pinned": memory.pinned,
@@ -248,6 +256,7 @@ def from_dict(data: dict[str, Any]) -> Memory:
             category=str(data.get("category", "context")),
             scope=str(data.get("scope", "project")),
             files=tuple(data.get("files", ())),
+            anchors=tuple(Anchor.from_front(a) for a in data.get("anchors") or ()),
             priority=str(data.get("priority", "normal")),
             pinned=bool(data.get("pinned", False)),
             origin=str(data.get("origin", "user")),

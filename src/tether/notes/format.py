@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import NoteError, ValidationError
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory, validate
 from tether.model.timestamps import iso, parse_iso, utcnow
 
@@ -23,6 +24,7 @@ _KEYS = (
     "summary",
     "category",
     "files",
+    "anchors",
     "priority",
     "pinned",
     "origin",
@@ -49,6 +51,7 @@ def render(memory: Memory) -> str:
         "summary": memory.summary,
         "category": memory.category,
         "files": list(memory.files),
+        "anchors": [anchor.to_front() for anchor in memory.anchors],
         "priority": memory.priority,
         "pinned": memory.pinned,
         "origin": memory.origin,
@@ -59,6 +62,8 @@ def render(memory: Memory) -> str:
     }
     if memory.supersedes is None:
         del front["supersedes"]
+    if not memory.anchors:
+        del front["anchors"]
     import yaml  # lazily: a hook whose notes did not change never parses or writes one
 
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
@@ -100,6 +105,9 @@ def parse(text: str, path: str, scope: str) -> Memory:
             files = [files]
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise ValidationError("files must be a list of paths")
+        anchors = front.get("anchors") or []
+        if not isinstance(anchors, list):
+            raise ValidationError("anchors must be a list (- path: ..., symbol: ... or lines: 120-140)")
         memory = Memory(
             id=str(front.get("id", "")),
             summary=str(front.get("summary") or ""),
@@ -107,6 +115,7 @@ def parse(text: str, path: str, scope: str) -> Memory:
             category=str(front.get("category", "context")),
             scope=scope,
             files=tuple(files),
+            anchors=tuple(Anchor.from_front(a) for a in anchors),
             priority=str(front.get("priority", "normal")),
             pinned=_bool(front.get("pinned", False)),
             origin=str(front.get("origin", "user")),

@@ -5,13 +5,16 @@
 - co-change: memories on the files that change together with the touched ones in git;
 - text: two full-text indexes (words, trigrams);
 - semantic: cosine of the query's embedding with the memories';
-- pinned.
+- pinned;
+- anchor: memories anchored at or near the edit's location, and memories naming what the edit writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from tether.anchors.locations import Location, gap, identifiers, names
+from tether.anchors.resolve import FileView, resolve
 from tether.embed.base import Embedder
 from tether.recall import scoring
 from tether.recall.evidence import Candidate
@@ -127,6 +130,75 @@ def pinned_channel(store: Store, pool: Pool) -> None:
         c = pool.candidate(memory.id)
         c.rrf["pinned"] = scoring.rrf(rank)
         c.evidence.pinned = True
+
+
+def anchor_channel(store: Store, places: list[Location], view: Callable[[str], FileView], pool: Pool) -> None:
+    """Memories anchored at or near where the edit lands, by distance (`scoring.anchor_closeness`), anchors
+    resolved against the file as it is now (`view`); and memories naming an identifier the edit writes or the
+    definition it lands in: a rule naming `ModelRetry` comes with an edit inside `class ModelRetry`."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    written: dict[str, None] = {}
+    defined: dict[str, None] = {}
+    for place in places:
+        file = view(place.path)
+        span = place.lines
+        if span is None and place.symbol:
+            found = file.symbol(place.symbol)
+            span = (found.start, found.end) if found is not None else None
+        if span is not None:
+            spans.setdefault(place.path, []).append(span)
+            for definition in file.definitions() or []:
+                if definition.start <= span[0] and span[1] <= definition.end:
+                    defined.setdefault(definition.short, None)
+        written.update(dict.fromkeys(identifiers(place.text)))
+    owners = store.owners(list(spans))
+    memories = store.memories(mid for mids in owners.values() for mid in mids)
+    hits: dict[str, tuple[float, int, str]] = {}  # memory id → (magnitude, distance, label)
+    for path, edits in spans.items():
+        file = view(path)
+        for mid in owners.get(path, []):
+            memory = memories.get(mid)
+            for anchor in memory.anchors if memory is not None else ():
+                if anchor.path != path or anchor.lost:
+                    continue
+                now = resolve(anchor, file).anchor
+                if now.lost or now.lines is None:
+                    continue
+                within = file.symbol(now.within, now.lines[0]) if now.within else None
+                for edit in edits:
+                    distance, side = gap(now.lines, edit)
+                    if distance > scoring.ANCHOR_NEAR:
+                        magnitude = -scoring.ANCHOR_ELSEWHERE
+                    else:
+                        magnitude = scoring.anchor_closeness(distance, side)
+                        if within is not None and within.start <= edit[0] and edit[1] <= within.end:
+                            magnitude += scoring.ANCHOR_WITHIN
+                    if mid not in hits or hits[mid][0] < magnitude:
+                        hits[mid] = (magnitude, distance, now.label())
+    near = {mid: hit[0] for mid, hit in hits.items() if hit[1] <= scoring.ANCHOR_NEAR}
+    ranks = competition_ranks(near)
+    for mid, (magnitude, distance, label) in hits.items():
+        c = pool.candidate(mid)
+        c.magnitude.anchor = magnitude
+        if mid in ranks:
+            c.rrf["anchor"] = scoring.rrf(ranks[mid])
+            c.evidence.anchor = label
+            c.evidence.anchor_distance = distance
+    idents = list(dict.fromkeys([*defined, *written]))
+    if not idents:
+        return
+    # Memories naming them: the touched files' own, and any other the word index finds (checked word for word).
+    matched = {h.id for h in store.text([i.lower() for i in idents], limit=50, trigram=False)}
+    others = store.memories(matched - set(memories))
+    for mid, memory in {**memories, **others}.items():
+        text = f"{memory.summary}\n{memory.details}"
+        hit = next((i for i in idents if names(text, i)), "")
+        if not hit:
+            continue
+        c = pool.candidate(mid)
+        c.magnitude.ident = scoring.IDENT_HIT
+        c.evidence.ident = hit
+        c.evidence.ident_defined = hit in defined
 
 
 def refs_naming(path: str) -> list[str]:

@@ -82,6 +82,30 @@ ACTED_CAP = 0.06
 # `priority: high` multiplies (never adds: an additive boost lets a weak match jump a relevant one).
 HIGH_PRIORITY_FACTOR = 1.15
 
+# -- The edit's location against anchors (issue 10): which of a file's memories are about *this* place. --
+# An anchor on the edited lines enters with this magnitude, more than a file hit's rarity premium, so among
+# one file's memories the ones at the edit come first.
+ANCHOR_MAX = 0.30
+# Lines from the anchor to the edit at which that halves: a warning three lines above a change is still
+# about it, one a screen away much less.
+ANCHOR_SCALE = 6.0
+# An anchor below the edit counts this many times as far: comments are about the code that follows them.
+ANCHOR_BELOW_FACTOR = 2.0
+# Beyond this many lines an anchor is elsewhere in the file: no anchor evidence, and a small penalty, so a
+# memory about another place in the file ranks below those about the whole file.
+ANCHOR_NEAR = 40
+ANCHOR_ELSEWHERE = 0.05
+# The edit lands inside the definition an anchor is on or in (`within`): the same function's warnings.
+ANCHOR_WITHIN = 0.05
+# A memory naming an identifier the edit writes, or the definition the edit lands in (`ModelRetry`).
+IDENT_HIT = 0.06
+
+
+def anchor_closeness(distance: int, side: str) -> float:
+    """Magnitude of an anchor `distance` lines from the edit, on `side` (at, above, below) of it."""
+    far = distance * (ANCHOR_BELOW_FACTOR if side == "below" else 1.0)
+    return ANCHOR_MAX / (1.0 + far / ANCHOR_SCALE)
+
 
 def rrf(rank: int) -> float:
     """Reciprocal-rank credit for a 1-based rank."""

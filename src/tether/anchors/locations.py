@@ -1,0 +1,82 @@
+"""Where an edit lands (`Location`), in the syntax `tether recall --file` takes, and how far an anchor is from it.
+
+>>> parse_location("src/billing/charge.py:120")
+Location(path='src/billing/charge.py', lines=(120, 120), symbol='', text='')
+>>> gap((10, 12), (14, 20)), gap((30, 31), (14, 20)), gap((15, 15), (14, 20))
+((2, 'above'), (10, 'below'), (0, 'at'))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tether.errors import ValidationError
+from tether.model.anchor import parse_spec
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a file being worked on: lines (1-based, inclusive) and/or a symbol, with the edit's new text."""
+
+    path: str
+    lines: tuple[int, int] | None = None
+    symbol: str = ""
+    text: str = ""  # what the edit writes there: identifiers named in it are evidence too
+
+    @property
+    def placed(self) -> bool:
+        return self.lines is not None or bool(self.symbol)
+
+
+def parse_location(spec: str) -> Location:
+    """`path`, `path:123`, `path:120-140` or `path::Symbol`."""
+    path, symbol, lines = parse_spec(spec)
+    return Location(path, lines=lines, symbol=symbol)
+
+
+def is_location(spec: str) -> bool:
+    """Whether `spec` says more than a path (`path:123`, `path::Symbol`)."""
+    try:
+        return parse_location(spec).placed
+    except ValidationError:
+        return False
+
+
+def gap(anchor: tuple[int, int], edit: tuple[int, int]) -> tuple[int, str]:
+    """Lines between an anchor and an edit, and on which side of the edit the anchor lies (at, above, below).
+
+    An anchor right above the edit (its last line, then the edit) is 1 away."""
+    first, last = anchor
+    start, end = edit
+    if last < start:
+        return start - last, "above"
+    if first > end:
+        return first - end, "below"
+    return 0, "at"
+
+
+_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]{3,}")
+# An identifier says something when it is not a plain word: snake_case, camelCase, CamelCase with two humps,
+# CONSTANT_CASE. `Server` or `value` would match half the memories of a repository.
+_DISTINCT_RE = re.compile(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|^[A-Z][a-z0-9]+[A-Z]")
+
+
+def identifiers(text: str, limit: int = 40) -> list[str]:
+    """The distinctive identifiers of `text` (snake_case, camelCase, CamelCase), in order, unique.
+
+    >>> identifiers("if retry_count > MaxRetries: raise ModelRetry(value)")
+    ['retry_count', 'MaxRetries', 'ModelRetry']
+    """
+    out: dict[str, None] = {}
+    for word in _IDENT_RE.findall(text):
+        if _DISTINCT_RE.search(word.strip("_$")):
+            out.setdefault(word, None)
+            if len(out) >= limit:
+                break
+    return list(out)
+
+
+def names(text: str, identifier: str) -> bool:
+    """Whether `text` names `identifier` as a whole word (case-sensitive: `ModelRetry`, not `modelretry`)."""
+    return re.search(rf"(?<![\w$]){re.escape(identifier)}(?![\w$])", text) is not None
