@@ -169,14 +169,16 @@ class Memories:
         allow_secret: bool = False,
         memory_id: str | None = None,
         at: Sequence[str] = (),
+        anchors: Sequence[Anchor] = (),
     ) -> Added:
         """Add a memory, or return the existing one holding the same knowledge in the same scope.
 
-        `at` anchors it inside files: `src/billing/charge.py::charge_card` or `src/billing/charge.py:120-140`."""
+        `at` anchors it inside files: `src/billing/charge.py::charge_card` or `src/billing/charge.py:120-140`
+        (`anchors`: ones already made, as `tether anchors scan` proposes them)."""
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
-        anchors = self.anchors_at(at, scope)
+        anchors = (*anchors, *self.anchors_at(at, scope))
         memory = validate(
             Memory(
                 id=memory_id or new_id(),
@@ -185,7 +187,7 @@ class Memories:
                 category=category,
                 scope=scope,
                 files=normalize_files(list(files), root, self.cwd),
-                anchors=anchors,
+                anchors=tuple(anchors),
                 priority=priority,
                 pinned=pinned,
                 origin=origin,

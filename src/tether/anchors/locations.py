@@ -77,6 +77,16 @@ def identifiers(text: str, limit: int = 40) -> list[str]:
     return list(out)
 
 
+def distinctive(name: str) -> bool:
+    """Whether a definition's name says something in a memory's text: an identifier `identifiers` keeps, or
+    a capitalized type name (`Charger`); a lowercase word (`refund`) reads as prose.
+
+    >>> [distinctive(n) for n in ("Charger", "refund", "charge_card", "Go")]
+    [True, False, True, False]
+    """
+    return len(name) >= 4 and (bool(_DISTINCT_RE.search(name.strip("_$"))) or name[0].isupper())
+
+
 def names(text: str, identifier: str) -> bool:
     """Whether `text` names `identifier` as a whole word (case-sensitive: `ModelRetry`, not `modelretry`)."""
     return re.search(rf"(?<![\w$]){re.escape(identifier)}(?![\w$])", text) is not None

@@ -94,7 +94,7 @@ def language_of(path: str) -> str | None:
 def available(path: str) -> bool:
     """Whether symbols of `path` can be read here (a known language, its grammar installed)."""
     language = language_of(path)
-    return language is not None and _parser(language) is not None
+    return language is not None and parser_for(language) is not None
 
 
 def definitions(path: str, text: str) -> list[Definition] | None:
@@ -103,7 +103,7 @@ def definitions(path: str, text: str) -> list[Definition] | None:
     language = language_of(path)
     if language is None:
         return None
-    parser = _parser(language)
+    parser = parser_for(language)
     if parser is None:
         return None
     tree = parser.parse(text.encode("utf-8", "surrogateescape"))
@@ -205,7 +205,7 @@ def _text(node: Any) -> str:
 
 # A grammar is loaded once per process and never changes: caching it is caching a constant.
 @functools.cache
-def _parser(language: str) -> Any:
+def parser_for(language: str) -> Any:
     try:
         from tree_sitter import Language, Parser
     except ImportError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tether.anchors.locations import Location, gap, identifiers, names
+from tether.anchors.locations import Location, distinctive, gap, identifiers, names
 from tether.anchors.resolve import FileView, resolve
 from tether.embed.base import Embedder
 from tether.recall import scoring
@@ -148,7 +148,11 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
         if span is not None:
             spans.setdefault(place.path, []).append(span)
             for definition in file.definitions() or []:
-                if definition.start <= span[0] and span[1] <= definition.end:
+                if (
+                    definition.start <= span[0]
+                    and span[1] <= definition.end
+                    and distinctive(definition.short)
+                ):
                     defined.setdefault(definition.short, None)
         written.update(dict.fromkeys(identifiers(place.text)))
     owners = store.owners(list(spans))
@@ -167,15 +171,16 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
                 within = file.symbol(now.within, now.lines[0]) if now.within else None
                 for edit in edits:
                     distance, side = gap(now.lines, edit)
-                    if distance > scoring.ANCHOR_NEAR:
+                    far = scoring.anchor_distance(distance, side, bool(now.symbol))
+                    if far > scoring.ANCHOR_NEAR:
                         magnitude = -scoring.ANCHOR_ELSEWHERE
                     else:
-                        magnitude = scoring.anchor_closeness(distance, side)
+                        magnitude = scoring.anchor_closeness(far)
                         if within is not None and within.start <= edit[0] and edit[1] <= within.end:
                             magnitude += scoring.ANCHOR_WITHIN
                     if mid not in hits or hits[mid][0] < magnitude:
-                        hits[mid] = (magnitude, distance, now.label())
-    near = {mid: hit[0] for mid, hit in hits.items() if hit[1] <= scoring.ANCHOR_NEAR}
+                        hits[mid] = (magnitude, distance if far <= scoring.ANCHOR_NEAR else -1, now.label())
+    near = {mid: hit[0] for mid, hit in hits.items() if hit[1] >= 0}
     ranks = competition_ranks(near)
     for mid, (magnitude, distance, label) in hits.items():
         c = pool.candidate(mid)
@@ -190,15 +195,25 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
     # Memories naming them: the touched files' own, and any other the word index finds (checked word for word).
     matched = {h.id for h in store.text([i.lower() for i in idents], limit=50, trigram=False)}
     others = store.memories(matched - set(memories))
+    defining: dict[str, float] = {}
     for mid, memory in {**memories, **others}.items():
         text = f"{memory.summary}\n{memory.details}"
         hit = next((i for i in idents if names(text, i)), "")
         if not hit:
             continue
         c = pool.candidate(mid)
-        c.magnitude.ident = scoring.IDENT_HIT
         c.evidence.ident = hit
-        c.evidence.ident_defined = hit in defined
+        c.magnitude.ident = scoring.IDENT_HIT
+        # A memory tied to no file of its own (a rule, a repository-wide decision) naming the definition the
+        # edit lands in is anchored there, as if it were a symbol anchor on it: `ModelRetry`'s rule comes
+        # with an edit inside `class ModelRetry`. The touched files' own memories have their file hit already,
+        # and a memory about other files stays about them.
+        if hit in defined and mid not in memories and all(f.endswith("/") for f in memory.files):
+            c.evidence.ident_defined = True
+            c.magnitude.ident += scoring.FILE_HIT_FLOOR + scoring.ANCHOR_MAX
+            defining[mid] = c.magnitude.ident
+    for mid, rank in competition_ranks(defining).items():
+        pool.candidate(mid).rrf["anchor"] = scoring.rrf(rank)
 
 
 def refs_naming(path: str) -> list[str]:

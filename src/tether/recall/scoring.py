@@ -91,6 +91,9 @@ ANCHOR_MAX = 0.30
 ANCHOR_SCALE = 6.0
 # An anchor below the edit counts this many times as far: comments are about the code that follows them.
 ANCHOR_BELOW_FACTOR = 2.0
+# A symbol anchor the edit is outside of counts this many times as far: the memory is about that function,
+# and the edit is in another one (the next function is related, not the same).
+ANCHOR_SYMBOL_OUTSIDE_FACTOR = 4.0
 # Beyond this many lines an anchor is elsewhere in the file: no anchor evidence, and a small penalty, so a
 # memory about another place in the file ranks below those about the whole file.
 ANCHOR_NEAR = 40
@@ -101,9 +104,14 @@ ANCHOR_WITHIN = 0.05
 IDENT_HIT = 0.06
 
 
-def anchor_closeness(distance: int, side: str) -> float:
-    """Magnitude of an anchor `distance` lines from the edit, on `side` (at, above, below) of it."""
+def anchor_distance(distance: int, side: str, symbol: bool) -> float:
+    """How far an anchor `distance` lines from the edit, on `side` (at, above, below) of it, counts."""
     far = distance * (ANCHOR_BELOW_FACTOR if side == "below" else 1.0)
+    return far * (ANCHOR_SYMBOL_OUTSIDE_FACTOR if symbol else 1.0)
+
+
+def anchor_closeness(far: float) -> float:
+    """Magnitude of an anchor whose distance to the edit counts `far` lines (`anchor_distance`)."""
     return ANCHOR_MAX / (1.0 + far / ANCHOR_SCALE)
 
 

@@ -34,9 +34,10 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from tether.adapters.cli import anchors as cli_anchors
     from tether.adapters.cli import embedder as cli_embedder
 
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder):
+    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder, cli_anchors):
         for command in module.COMMANDS:
             cli.add_command(command)
 

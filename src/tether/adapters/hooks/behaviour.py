@@ -22,8 +22,9 @@ from tether.workspace import Workspace
 
 # Tools whose use means the agent is reading memory on its own: hints go quiet after that.
 MEMORY_TOOLS = ("memory_search", "memory_get", "memory_pin", "memory_add", "memory_links", "memory_remove")
-# A gotcha anchored this close to an edit (lines; twice as far below it, as recall counts) is about the
-# place being edited: listed first, and what deny-once pauses for. Farther ones are elsewhere in the file.
+# A gotcha anchored to lines this close to an edit (twice as far below it, as recall counts) is about the
+# place being edited: listed first, and what deny-once pauses for; one anchored to a symbol is when the edit
+# lands inside it. The others are elsewhere in the file.
 AT_LOCATION_LINES = 15
 
 
@@ -175,7 +176,8 @@ def gotchas_at(ws: Workspace, path: str, places: list[Location]) -> Gotchas:
             for span in spans:
                 distance, side = gap(anchor.lines, span)
                 far = distance * (2.0 if side == "below" else 1.0)
-                if far <= AT_LOCATION_LINES and (best is None or far < best[0]):
+                limit = 0 if anchor.symbol else AT_LOCATION_LINES
+                if far <= limit and (best is None or far < best[0]):
                     best = (far, anchor.label())
         if best is None:
             out.elsewhere.append(memory)
