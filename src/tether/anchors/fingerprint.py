@@ -15,6 +15,8 @@ import hashlib
 from collections.abc import Sequence
 
 FINGERPRINT_CHARS = 12
+# How far from its old place a block is looked for window by window before the whole file is hashed.
+NEAR_LINES = 60
 
 
 def normalize(line: str) -> str:
@@ -46,9 +48,22 @@ class Windows:
         return digest(self.normalized[first - 1 : last])
 
     def find(self, fingerprint: str, height: int, near: int) -> tuple[int, int] | None:
-        """The `height`-line block with this fingerprint closest to line `near`, or None."""
-        if height < 1 or height > len(self.normalized):
+        """The `height`-line block with this fingerprint closest to line `near`, or None.
+
+        Blocks are looked for outwards from `near` first (code added or removed above an anchor moves it
+        a little); only past `NEAR_LINES` on both sides is every window of the file hashed."""
+        count = len(self.normalized)
+        if height < 1 or height > count:
             return None
+        if height not in self._by_height:
+            lines = self.normalized
+            last = count - height + 1  # the last possible first line
+            for step in range(NEAR_LINES + 1):
+                for start in (near - step, near + step) if step else (near,):
+                    if 1 <= start <= last and digest(lines[start - 1 : start - 1 + height]) == fingerprint:
+                        return start, start + height - 1
+            if last <= 2 * NEAR_LINES + 1:
+                return None  # every window was looked at
         table = self._by_height.get(height)
         if table is None:
             table = self._by_height[height] = {}

@@ -108,7 +108,7 @@ def definitions(path: str, text: str) -> list[Definition] | None:
         return None
     tree = parser.parse(text.encode("utf-8", "surrogateescape"))
     found: list[Definition] = []
-    _walk(tree.root_node, language, [], found)
+    _walk(tree.root_node, language, found)
     return found
 
 
@@ -117,31 +117,32 @@ def enclosing(defs: list[Definition], first: int, last: int) -> list[Definition]
     return [d for d in defs if d.start <= first and last <= d.end]
 
 
-def _walk(node: Any, language: str, scope: list[str], found: list[Definition]) -> None:
-    kinds = _DEFINITIONS[language]
-    for child in node.named_children:
-        target = _unwrap(child)
-        kind = kinds.get(target.type)
-        name = ""
-        if kind is not None:
-            name = _text(target.child_by_field_name("name"))
-        elif target.type == "variable_declarator" and language != "python":
-            value = target.child_by_field_name("value")
-            if value is not None and value.type in _JS_FUNCTION_VALUES:
-                kind, name = "function", _text(target.child_by_field_name("name"))
-        elif target.type == "public_field_definition":
-            value = target.child_by_field_name("value")
-            if value is not None and value.type in _JS_FUNCTION_VALUES:
-                kind, name = "method", _text(target.child_by_field_name("name"))
-        if kind is not None and name:
-            qualified = [*scope, *_receiver(target, language), name]
-            start = _leading_comments(child)
-            found.append(Definition(".".join(qualified), kind, start, child.end_point[0] + 1))
-            _walk(target, language, qualified, found)
-        elif target.type == "impl_item":  # Rust: `impl Foo` qualifies its functions, defines nothing itself
-            _walk(target, language, [*scope, _base_type(target.child_by_field_name("type"))], found)
-        else:
-            _walk(target, language, scope, found)
+def _walk(root: Any, language: str, found: list[Definition]) -> None:
+    """Every definition under `root`, captured by one tree-sitter query (in C), qualified by its containers."""
+    from tree_sitter import QueryCursor
+
+    nodes: list[Any] = []
+    for captured in QueryCursor(_query(language)).captures(root).values():
+        nodes.extend(captured)
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    names: dict[int, str] = {}  # node id → its own name ("" when it defines nothing)
+    for node in nodes:
+        kind, name = _classify(node, language)
+        if kind is None or not name:
+            continue
+        scope: list[str] = []
+        parent = node.parent
+        while parent is not None:
+            if parent.id not in names:
+                names[parent.id] = _container_name(parent, language)
+            if names[parent.id]:
+                scope.append(names[parent.id])
+            parent = parent.parent
+        qualified = [*reversed(scope), *_receiver(node, language), name]
+        outer = node
+        while outer.parent is not None and outer.parent.type in _WRAPPERS and _unwrap(outer.parent) == node:
+            outer = outer.parent
+        found.append(Definition(".".join(qualified), kind, _leading_comments(outer), outer.end_point[0] + 1))
 
 
 def _unwrap(node: Any) -> Any:
@@ -155,6 +156,41 @@ def _unwrap(node: Any) -> Any:
             inner = declarators[0]
         node = inner
     return node
+
+
+def _classify(node: Any, language: str) -> tuple[str | None, str]:
+    """(kind, name) when `node` defines something."""
+    kind = _DEFINITIONS[language].get(node.type)
+    if kind is not None:
+        return kind, _text(node.child_by_field_name("name"))
+    if node.type in ("variable_declarator", "public_field_definition") and language != "python":
+        value = node.child_by_field_name("value")
+        if value is not None and value.type in _JS_FUNCTION_VALUES:
+            return ("function" if node.type == "variable_declarator" else "method"), _text(
+                node.child_by_field_name("name")
+            )
+    return None, ""
+
+
+def _container_name(node: Any, language: str) -> str:
+    """The name a node gives what it holds: a definition's own, or a Rust `impl`'s type."""
+    if node.type == "impl_item":
+        return _base_type(node.child_by_field_name("type"))
+    kind, name = _classify(node, language)
+    if kind is None:
+        return ""
+    return ".".join([*_receiver(node, language), name]) if name else ""
+
+
+# A query is compiled once per grammar, like the grammar itself.
+@functools.cache
+def _query(language: str) -> Any:
+    from tree_sitter import Query
+
+    grammar = parser_for(language).language
+    kinds = [*_DEFINITIONS[language], "variable_declarator", "public_field_definition", "impl_item"]
+    present = [k for k in kinds if grammar.id_for_node_kind(k, True)]
+    return Query(grammar, " ".join(f"({k}) @definition" for k in present))
 
 
 def _receiver(node: Any, language: str) -> list[str]:

@@ -147,6 +147,8 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
             span = (found.start, found.end) if found is not None else None
         if span is not None:
             spans.setdefault(place.path, []).append(span)
+            if scoring.IDENT_FROM_OLD_TEXT:
+                written.update(dict.fromkeys(identifiers("\n".join(file.lines[span[0] - 1 : span[1]]))))
             for definition in file.definitions() or []:
                 if (
                     definition.start <= span[0]
@@ -163,10 +165,12 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
         for mid in owners.get(path, []):
             memory = memories.get(mid)
             for anchor in memory.anchors if memory is not None else ():
-                if anchor.path != path or anchor.lost:
+                if anchor.path != path:
                     continue
                 now = resolve(anchor, file).anchor
                 if now.lost or now.lines is None:
+                    if scoring.ANCHOR_LOST_ELSEWHERE and mid not in hits:
+                        hits[mid] = (-scoring.ANCHOR_ELSEWHERE, -1, now.label())
                     continue
                 within = file.symbol(now.within, now.lines[0]) if now.within else None
                 for edit in edits:
@@ -198,18 +202,20 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
     defining: dict[str, float] = {}
     for mid, memory in {**memories, **others}.items():
         text = f"{memory.summary}\n{memory.details}"
-        hit = next((i for i in idents if names(text, i)), "")
-        if not hit:
+        own = mid in memories  # a memory of an edited file
+        # A plain word (`render`, the function being edited) says something only in an edited file's memory.
+        named_here = [i for i in idents if names(text, i) and (own or i in written or distinctive(i))]
+        if not named_here:
             continue
         c = pool.candidate(mid)
-        c.evidence.ident = hit
+        c.evidence.ident = named_here[0]
         c.magnitude.ident = scoring.IDENT_HIT
         # A memory tied to no file of its own (a rule, a repository-wide decision) naming the definition the
         # edit lands in is anchored there, as if it were a symbol anchor on it: `ModelRetry`'s rule comes
-        # with an edit inside `class ModelRetry`. The touched files' own memories have their file hit already,
-        # and a memory about other files stays about them.
-        if hit in defined and mid not in memories and all(f.endswith("/") for f in memory.files):
-            c.evidence.ident_defined = True
+        # with an edit inside `class ModelRetry`. A memory about other files stays about them.
+        named = next((i for i in named_here if i in defined and distinctive(i)), "")
+        if named and not own and all(f.endswith("/") for f in memory.files):
+            c.evidence.ident, c.evidence.ident_defined = named, True
             c.magnitude.ident += scoring.FILE_HIT_FLOOR + scoring.ANCHOR_MAX
             defining[mid] = c.magnitude.ident
     for mid, rank in competition_ranks(defining).items():

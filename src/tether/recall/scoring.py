@@ -102,6 +102,10 @@ ANCHOR_ELSEWHERE = 0.05
 ANCHOR_WITHIN = 0.05
 # A memory naming an identifier the edit writes, or the definition the edit lands in (`ModelRetry`).
 IDENT_HIT = 0.06
+# ... or one of the lines the edit replaces (the code being changed names what it is about too).
+IDENT_FROM_OLD_TEXT = False
+# A memory whose anchor in the edited file is lost (its code is gone) counts as anchored elsewhere.
+ANCHOR_LOST_ELSEWHERE = False
 
 
 def anchor_distance(distance: int, side: str, symbol: bool) -> float:
