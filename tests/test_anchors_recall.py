@@ -205,7 +205,7 @@ def test_each_agents_edit_in_an_anchored_function_names_that_gotcha_first(
     assert "Billing talks to the gateway" in lines[1]  # about the whole file: still shown, after
     assert GOTCHAS["charge_card"] not in text and GOTCHAS["capture"] not in text  # elsewhere: counted only
     assert "+2 more gotchas anchored elsewhere" in text
-    assert f"{path}:" in text.splitlines()[0]  # the pause names the place
+    assert f"{path} has known gotchas at line " in text.splitlines()[0]  # the pause names the place
     # deny-once: the same edit again goes through; an edit in another anchored function pauses again
     assert run(agent, event, payload, f"session-{case}") == ""
     other = json.loads(
@@ -244,3 +244,29 @@ def test_an_edit_without_a_place_lists_every_gotcha_of_the_file(
     text = run("claude", "PreToolUse", payload, "nowhere")
     for summary in GOTCHAS.values():
         assert summary in text
+
+
+def test_a_rule_naming_a_symbol_comes_with_an_edit_where_it_is_defined(
+    repo: Path, ws: Workspace, tether: Any
+) -> None:
+    (repo / "AGENTS.md").write_text(
+        "# Rules\n\n- Raise `ModelRetry` to ask the model again; never loop on validation errors yourself.\n"
+        "- Keep imports sorted.\n",
+        encoding="utf-8",
+    )
+    source = (
+        "class ModelRetry(Exception):\n    def __init__(self, message):\n        self.message = message\n"
+    )
+    (repo / "src" / "app" / "exceptions.py").write_text(source, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "rules")
+    assert tether("rules", "sync").code == 0
+    ws.sync()
+    rule = next(m for m in ws.find() if "ModelRetry" in m.summary)
+    assert rule.origin.startswith("rules:") and rule.anchors == ()
+    edit = Location("src/app/exceptions.py", lines=(3, 3), text="        self.message = message.strip()")
+    result = ws.recall("", [], record=False, locations=[edit])
+    top = {r.memory.id: r for r in result.memories}
+    assert rule.id in top and "names(ModelRetry)" in top[rule.id].receipt
+    elsewhere = ws.recall("", ["src/app/upload.py:1"], record=False)
+    assert rule.id not in {r.memory.id for r in elsewhere.memories}

@@ -66,22 +66,14 @@ class Variant:
 
 
 def _variants() -> dict[str, Variant]:
-    out: dict[str, Variant] = {"shipped": Variant()}
-    for value in (3.0, 12.0):
-        out[f"scale {value}"] = Variant({"ANCHOR_SCALE": value})
-    for value in (0.2, 0.45):
-        out[f"max {value}"] = Variant({"ANCHOR_MAX": value})
-    for value in (1.0, 4.0):
-        out[f"below x{value}"] = Variant({"ANCHOR_BELOW_FACTOR": value})
-    for value in (0.0, 0.12):
-        out[f"within {value}"] = Variant({"ANCHOR_WITHIN": value})
-    for value in (0.0, 0.12):
-        out[f"ident {value}"] = Variant({"IDENT_HIT": value})
-    out["ident from old text"] = Variant({"IDENT_FROM_OLD_TEXT": True})
-    for value in (0.0, 0.15):
-        out[f"elsewhere {value}"] = Variant({"ANCHOR_ELSEWHERE": value})
-    out["lost as elsewhere"] = Variant({"ANCHOR_LOST_ELSEWHERE": True})
-    return out
+    """This round's variants; earlier rounds and their numbers are in GOTCHAS.md ("Tuning")."""
+    pick = {"EDIT_TEXT_MAX": 0.25, "IDENT_HIT": 0.12, "ANCHOR_WITHIN": 0.1, "ANCHOR_MAX": 0.45}
+    return {
+        "pick": Variant(pick),
+        "pick, max 0.30": Variant({**pick, "ANCHOR_MAX": 0.30}),
+        "pick, edit 0.35": Variant({**pick, "EDIT_TEXT_MAX": 0.35}),
+        "pick, within 0.05": Variant({**pick, "ANCHOR_WITHIN": 0.05}),
+    }
 
 
 VARIANTS = _variants()

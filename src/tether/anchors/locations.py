@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from tether.errors import ValidationError
 from tether.model.anchor import parse_spec
+from tether.model.text import STOPWORDS, identifier_parts
 
 
 @dataclass(frozen=True)
@@ -90,3 +91,23 @@ def distinctive(name: str) -> bool:
 def names(text: str, identifier: str) -> bool:
     """Whether `text` names `identifier` as a whole word (case-sensitive: `ModelRetry`, not `modelretry`)."""
     return re.search(rf"(?<![\w$]){re.escape(identifier)}(?![\w$])", text) is not None
+
+
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def words_of(text: str) -> set[str]:
+    """Every word and identifier part of `text`, lowercased, stopwords left out (what an edit is about).
+
+    >>> sorted(words_of("retry_count = MaxRetries"))
+    ['count', 'max', 'maxretries', 'retries', 'retry', 'retry_count']
+    """
+    out: set[str] = set()
+    for word in _WORD_RE.findall(text):
+        lower = word.lower()
+        if len(lower) >= 2 and lower not in STOPWORDS:
+            out.add(lower)
+        parts = identifier_parts(word)
+        if len(parts) > 1:
+            out.update(p for p in parts if len(p) >= 3 and p not in STOPWORDS)
+    return out

@@ -11,11 +11,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
-from tether.anchors.locations import Location, distinctive, gap, identifiers, names
+from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
 from tether.anchors.resolve import FileView, resolve
 from tether.embed.base import Embedder
+from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.evidence import Candidate
 from tether.repo.map import RepoMap
@@ -139,6 +141,7 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
     spans: dict[str, list[tuple[int, int]]] = {}
     written: dict[str, None] = {}
     defined: dict[str, None] = {}
+    edit_words: set[str] = set()
     for place in places:
         file = view(place.path)
         span = place.lines
@@ -147,8 +150,8 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
             span = (found.start, found.end) if found is not None else None
         if span is not None:
             spans.setdefault(place.path, []).append(span)
-            if scoring.IDENT_FROM_OLD_TEXT:
-                written.update(dict.fromkeys(identifiers("\n".join(file.lines[span[0] - 1 : span[1]]))))
+            old = "\n".join(file.lines[span[0] - 1 : span[1]])
+            edit_words |= words_of(f"{old}\n{place.text}")
             for definition in file.definitions() or []:
                 if (
                     definition.start <= span[0]
@@ -169,9 +172,7 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
                     continue
                 now = resolve(anchor, file).anchor
                 if now.lost or now.lines is None:
-                    if scoring.ANCHOR_LOST_ELSEWHERE and mid not in hits:
-                        hits[mid] = (-scoring.ANCHOR_ELSEWHERE, -1, now.label())
-                    continue
+                    continue  # the code is gone: the memory is about its file only
                 within = file.symbol(now.within, now.lines[0]) if now.within else None
                 for edit in edits:
                     distance, side = gap(now.lines, edit)
@@ -184,6 +185,8 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
                             magnitude += scoring.ANCHOR_WITHIN
                     if mid not in hits or hits[mid][0] < magnitude:
                         hits[mid] = (magnitude, distance if far <= scoring.ANCHOR_NEAR else -1, now.label())
+    if scoring.EDIT_TEXT_MAX and edit_words:
+        _edit_text(memories, edit_words, pool)
     near = {mid: hit[0] for mid, hit in hits.items() if hit[1] >= 0}
     ranks = competition_ranks(near)
     for mid, (magnitude, distance, label) in hits.items():
@@ -220,6 +223,24 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
             defining[mid] = c.magnitude.ident
     for mid, rank in competition_ranks(defining).items():
         pool.candidate(mid).rrf["anchor"] = scoring.rrf(rank)
+
+
+def _edit_text(memories: dict[str, Memory], edit_words: set[str], pool: Pool) -> None:
+    """The edit's words as a query over the edited files' memories: idf among them, relative to the best."""
+    texts = {mid: words_of(f"{m.summary}\n{m.details}") for mid, m in memories.items()}
+    df: dict[str, int] = {}
+    for found in texts.values():
+        for word in found & edit_words:
+            df[word] = df.get(word, 0) + 1
+    if not df:
+        return
+    count = len(texts)
+    weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
+    scores = {mid: sum(weights[w] for w in found if w in weights) for mid, found in texts.items()}
+    best = max(scores.values())
+    for mid, score in scores.items():
+        if score > 0:
+            pool.candidate(mid).magnitude.edit = scoring.EDIT_TEXT_MAX * score / best
 
 
 def refs_naming(path: str) -> list[str]:

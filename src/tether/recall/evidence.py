@@ -60,6 +60,7 @@ class Magnitudes:
     feedback: float | None = None
     anchor: float | None = None
     ident: float | None = None
+    edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
@@ -189,6 +190,8 @@ def signals(c: Candidate) -> dict[str, float]:
         out["anchor"] = m.anchor or 0.0
     if e.ident:
         out["ident"] = m.ident or 0.0
+    if m.edit:
+        out["edit"] = m.edit
     if m.blast:
         out["blast"] = m.blast
     if m.feedback:

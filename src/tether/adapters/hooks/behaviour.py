@@ -255,7 +255,8 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         turn = state.turn
         if deny and first_edit:
             state.denied.extend(p for p in paths if p not in state.denied)
-    where = f"{places[0].path}:{places[0].lines[0]}" if places and places[0].lines else paths[0]
+    line = places[0].lines[0] if places and places[0].lines and places[0].path == paths[0] else None
+    where = f"{paths[0]}:{line}" if line else paths[0]
     ws.store.record(
         Event(m.id, "surfaced", ws.clock(), event.session, turn, {"receipt": f"edit {where}"}) for m in unseen
     )
@@ -271,7 +272,7 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         return Reply(
             # Claude Code tells its model that a denied call means "the user declined: adjust, don't retry
             # verbatim"; say plainly that this is a one-time pause and that retrying unchanged is fine.
-            deny=f"tether: {where} has known gotchas:\n{text}\n"
+            deny=f"tether: {paths[0]} has known gotchas{f' at line {line}' if line else ''}:\n{text}\n"
             "This is a one-time pause from project memory, not a refusal: if the edit already respects them, "
             "issue the same edit again (it will go through); otherwise adjust it first."
         )
