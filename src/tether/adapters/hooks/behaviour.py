@@ -231,6 +231,8 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
     if mode == "off":
         return Reply()
     paths = _relative(ws, event)
+    if not any(gotchas_for(ws, path) for path in paths):
+        return Reply()  # nothing to warn about: the edited files are not even read
     places = _places(ws, event)
     with session_state(ws.store, event.session, ws.clock()) as state:
         here: list[tuple[Memory, str]] = []  # unseen gotchas of the edited places
