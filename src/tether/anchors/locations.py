@@ -9,6 +9,7 @@ Location(path='src/billing/charge.py', lines=(120, 120), symbol='', text='')
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tether.errors import ValidationError
@@ -42,6 +43,27 @@ def is_location(spec: str) -> bool:
         return parse_location(spec).placed
     except ValidationError:
         return False
+
+
+def split_places(specs: Sequence[str], is_file: Callable[[str], bool]) -> tuple[list[str], list[Location]]:
+    """Files being touched, and the places named with them: `path:123` and `path::Symbol` (unless a file of
+    that very name exists) are places; the rest are paths.
+
+    >>> split_places(["a.py", "b.py:3", "c.py::run"], lambda p: False)[1][0].lines
+    (3, 3)
+    """
+    paths: list[str] = []
+    places: list[Location] = []
+    for raw in specs:
+        try:
+            place = None if is_file(raw) else parse_location(raw)
+        except ValidationError:
+            place = None
+        if place is not None and place.placed:
+            places.append(place)
+        else:
+            paths.append(raw)
+    return paths, places
 
 
 def gap(anchor: tuple[int, int], edit: tuple[int, int]) -> tuple[int, str]:

@@ -11,11 +11,11 @@ and the clock; `Workspace.recaller()` makes one.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from tether.anchors.locations import Location, parse_location
+from tether.anchors.locations import Location, split_places
 from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
@@ -180,27 +180,10 @@ class Recaller:
     def places(
         self, files: Sequence[str], locations: Sequence[Location] = ()
     ) -> tuple[list[str], list[Location]]:
-        """Touched files and the places in them: `path:123` and `path::Symbol` are split off their file."""
-        paths: list[str] = []
-        places: list[Location] = []
-        for raw in files:
-            spec: Location | None = None
-            if self.root is None or not (self.root / raw).exists():
-                try:
-                    spec = parse_location(raw)
-                except ValidationError:
-                    spec = None
-            if spec is not None and spec.placed:
-                places.append(spec)
-            else:
-                paths.append(raw)
-        out: list[Location] = []
-        for place in [*places, *locations]:
-            relative = self.normalize([place.path])
-            if relative:
-                out.append(Location(relative[0], place.lines, place.symbol, place.text))
-        touched = self.normalize([*paths, *(p.path for p in out)])
-        return touched, out
+        """Touched files and the places in them (`path:123`, `path::Symbol`, `locations`), repo-relative."""
+        paths, places = split_places(files, lambda raw: self.root is not None and (self.root / raw).exists())
+        found = [replace(p, path=rel[0]) for p in [*places, *locations] if (rel := self.normalize([p.path]))]
+        return self.normalize([*paths, *(p.path for p in found)]), found
 
     # -- ranking ----------------------------------------------------------------------------------
 
