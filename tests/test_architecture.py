@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.store.base",),
     ("tether.store.memory", "tether.store.sqlite", "tether.store.postgres"),
     ("tether.repo",),
+    ("tether.anchors",),
     ("tether.embed",),
     ("tether.notes",),
     ("tether.memories",),
@@ -91,6 +92,7 @@ REVIEWED_OVER_400 = {
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
     "tether.intake.rules": "rules sync: rendering, matching edited rules and the sync itself share the rule's identity",
+    "tether.memories": "every write (add, edit, pin, archive, supersede, ack) under one lock and one admission check; splitting them would split the lock discipline",
     "tether.intake.rulefiles": "a line-anchored markdown splitter: one state machine",
     "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
     "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
@@ -173,6 +175,11 @@ TESTED_IN = {
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
     "tether.recall.block": "test_hooks.py",
+    "tether.model.anchor": "test_anchors.py",
+    "tether.anchors.fingerprint": "test_anchors.py",
+    "tether.anchors.symbols": "test_anchors.py",
+    "tether.anchors.resolve": "test_anchors.py",
+    "tether.anchors.locations": "test_anchors.py",
 }
 # Whole packages whose modules share one topical test file.
 TESTED_IN_PACKAGE = {"tether.adapters.ui": "test_ui.py"}

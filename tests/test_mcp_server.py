@@ -300,6 +300,25 @@ async def test_add_writes_a_note_that_search_then_finds(project: Project) -> Non
         assert ws.get(added["id"]).origin == "agent"
 
 
+async def test_add_anchors_at_a_symbol_or_lines_and_says_which_symbols_exist(project: Project) -> None:
+    (project.root / "src" / "pay.py").write_text(
+        "def charge(o):\n    return o\n\n\ndef refund(o):\n    return o\n"
+    )
+    async with serve(project) as client:
+        added = await call(
+            client, "memory_add", {"summary": "Never retry a charge", "at": "src/pay.py::charge"}
+        )
+        assert added["anchors"] == ["src/pay.py::charge"] and added["files"] == ["src/pay.py"]
+        full = await call(client, "memory_get", {"id": added["id"]})
+        assert full["anchors"][0]["symbol"] == "charge" and full["anchors"][0]["lines"] == "1-2"
+        lines = await call(
+            client, "memory_add", {"summary": "Refunds are cents", "anchors": ["src/pay.py:5-6"]}
+        )
+        assert lines["anchors"] == ["src/pay.py:5-6"]
+        message = await fails(client, "memory_add", {"summary": "Typo", "at": "src/pay.py::refnud"})
+        assert "no symbol 'refnud'" in message and "charge, refund" in message
+
+
 async def test_add_can_supersede_an_agents_memory_and_asks_for_the_users(project: Project) -> None:
     async with serve(project) as client:
         first = await call(client, "memory_add", {"summary": "Deploys go out via `make ship-v3` since March"})

@@ -21,6 +21,7 @@ from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
 from tether.fs import file_lock, write_atomic
+from tether.model.anchor import Anchor
 from tether.model.memory import (
     Memory,
     check_choice,
@@ -39,7 +40,9 @@ from tether.repo.map import RepoMap
 from tether.store.base import Event, NoteRef, Query, Store
 
 # Fields `edit` may change; scope and id never change (a memory moving scope is a new memory).
-EDITABLE = frozenset({"summary", "details", "category", "files", "priority", "pinned", "origin", "status"})
+EDITABLE = frozenset(
+    {"summary", "details", "category", "files", "anchors", "priority", "pinned", "origin", "status"}
+)
 
 
 @dataclass(frozen=True)
@@ -187,15 +190,21 @@ class Memories:
         allow_secret: bool = False,
         memory_id: str | None = None,
         approved: bool = False,
+        at: Sequence[str] = (),
+        anchors: Sequence[Anchor] = (),
     ) -> Added:
         """Add a memory, or return the existing one holding the same knowledge in the same scope.
 
         An agent's memory (`origin="agent"`) that pins, writes user scope or supersedes a rule file's or the
         person's own memory is not written: it waits for the person (`tether review`), unless `approved`
-        (the person ran the command that brought it in, or approved it)."""
+        (the person ran the command that brought it in, or approved it).
+
+        `at` anchors it inside files: `src/billing/charge.py::charge_card` or `src/billing/charge.py:120-140`
+        (`anchors`: ones already made, as `tether anchors scan` proposes them)."""
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
+        anchors = (*anchors, *self.anchors_at(at, scope))
         memory = Memory(
             id=memory_id or new_id(),
             summary=summary,
@@ -203,6 +212,7 @@ class Memories:
             category=category,
             scope=scope,
             files=normalize_files(list(files), root, self.cwd),
+            anchors=tuple(anchors),
             priority=priority,
             pinned=pinned,
             origin=origin,
@@ -238,9 +248,16 @@ class Memories:
         return Added(memory, created=True)
 
     def edit(
-        self, memory_id: str, *, allow_secret: bool = False, record_acted: bool = True, **changes: object
+        self,
+        memory_id: str,
+        *,
+        allow_secret: bool = False,
+        record_acted: bool = True,
+        at: Sequence[str] | None = None,
+        **changes: object,
     ) -> Memory:
-        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope)."""
+        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope).
+        `at` replaces its anchors (`path::Symbol`, `path:120-140`; empty: none)."""
         unknown = set(changes) - EDITABLE
         if unknown:
             raise ValidationError(
@@ -248,9 +265,14 @@ class Memories:
             )
         with self.lock():
             memory = self.get(memory_id)  # under the lock: a concurrent edit is never lost
+            if at is not None:
+                changes["anchors"] = self.anchors_at(at, memory.scope)
             if "files" in changes:
                 root = self.root if memory.scope != "user" else None
                 changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)  # type: ignore[call-overload]
+                if "anchors" not in changes:  # anchors in files no longer named go with them
+                    kept = set(changes["files"])  # type: ignore[call-overload]
+                    changes["anchors"] = tuple(a for a in memory.anchors if a.path in kept)
             updated = self.admit(
                 memory.with_changes(**changes, updated=self.clock()), allow_secret=allow_secret, before=memory
             )
@@ -260,6 +282,14 @@ class Memories:
             if record_acted:
                 self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
         return updated
+
+    def anchors_at(self, specs: Sequence[str], scope: str = "project") -> tuple[Anchor, ...]:
+        """Anchors made from `--at` specs against the files as they are now (`tether.anchors.resolve`)."""
+        if not specs:
+            return ()
+        from tether.anchors.resolve import anchors_at
+
+        return anchors_at(specs, None if scope == "user" else self.root, self.cwd)
 
     def set_status(self, memory_id: str, status: str, reason: str = "") -> Memory:
         with self.lock():

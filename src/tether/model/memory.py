@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
+from tether.model.anchor import Anchor
+from tether.model.anchor import check as check_anchor
 from tether.model.display import first_control, first_line_break
 from tether.model.limits import DETAILS_MAX, FILES_MAX, PATH_MAX
 from tether.model.limits import SUMMARY_MAX as SUMMARY_MAX  # where it was always imported from
@@ -56,6 +58,8 @@ class Memory:
     session: str | None = None
     created: datetime = field(default_factory=utcnow)
     updated: datetime = field(default_factory=utcnow)
+    # Places inside `files` the memory is about (`tether.model.anchor`); each one's path is among `files`.
+    anchors: tuple[Anchor, ...] = ()
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -255,11 +259,14 @@ def validate(memory: Memory) -> Memory:
             raise ValidationError("a memory cannot supersede itself")
     if memory.scope == "session" and not memory.session:
         raise ValidationError("session-scoped memory needs a session id (--session)")
-    if len(memory.files) > FILES_MAX:
+    anchors = tuple(dict.fromkeys(check_anchor(anchor) for anchor in memory.anchors))
+    # An anchor's file is one of the memory's files: when its code is gone, the memory degrades to it.
+    files = memory.files + tuple(dict.fromkeys(a.path for a in anchors if a.path not in memory.files))
+    if len(files) > FILES_MAX:
         raise ValidationError(
-            f"{len(memory.files)} file paths, the limit is {FILES_MAX}: name their directory instead (ending in /)"
+            f"{len(files)} file paths, the limit is {FILES_MAX}: name their directory instead (ending in /)"
         )
-    for path in memory.files:
+    for path in files:
         if len(path) > PATH_MAX:
             raise ValidationError(f"a file path of {len(path)} characters, the limit is {PATH_MAX}")
         if path.startswith("/") or path.startswith("../") or "/../" in path or path == "..":
@@ -270,7 +277,7 @@ def validate(memory: Memory) -> Memory:
             # A path is shown in receipts (`dir(src/api/)`): it must not forge a line of the injected block
             # (other controls are shown escaped, like every memory text).
             raise ValidationError(f"file path {path!r} holds a line break: name a file with a one-line path")
-    return replace(memory, summary=summary, details=memory.details.strip("\n"))
+    return replace(memory, summary=summary, details=memory.details.strip("\n"), files=files, anchors=anchors)
 
 
 def needs_approval(memory: Memory, replaces: Memory | None) -> tuple[str, ...]:
@@ -294,6 +301,11 @@ def needs_approval(memory: Memory, replaces: Memory | None) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+def _anchors(items: list[Any]) -> tuple[Anchor, ...]:
+    """`tether import`'s anchors, each read as a note's frontmatter anchor is."""
+    return tuple(Anchor.from_front(item) for item in items)
+
+
 def to_dict(memory: Memory) -> dict[str, Any]:
     """The memory as JSON-ready data: what `tether export`, `--json` and the MCP tools show."""
     return {
@@ -303,6 +315,7 @@ def to_dict(memory: Memory) -> dict[str, Any]:
         "category": memory.category,
         "scope": memory.scope,
         "files": list(memory.files),
+        "anchors": [anchor.to_front() for anchor in memory.anchors],
         "links": list(memory.links),
         "priority": memory.priority,
         "pinned": memory.pinned,
@@ -354,6 +367,7 @@ def from_dict(data: object) -> Memory:
             category=field("category", str, "context"),
             scope=field("scope", str, "project"),
             files=tuple(files),
+            anchors=_anchors(field("anchors", list, [])),
             priority=field("priority", str, "normal"),
             pinned=field("pinned", bool, False),
             origin=field("origin", str, "user"),

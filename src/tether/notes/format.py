@@ -13,6 +13,7 @@ from typing import Any
 
 from tether.errors import NoteError, ValidationError
 from tether.fs import RefusedFile, read_limited
+from tether.model.anchor import Anchor
 from tether.model.limits import NOTE_MAX_BYTES
 from tether.model.memory import Memory, validate
 from tether.model.timestamps import iso, parse_iso, utcnow
@@ -25,6 +26,7 @@ _KEYS = (
     "summary",
     "category",
     "files",
+    "anchors",
     "priority",
     "pinned",
     "origin",
@@ -51,6 +53,7 @@ def render(memory: Memory) -> str:
         "summary": memory.summary,
         "category": memory.category,
         "files": list(memory.files),
+        "anchors": [anchor.to_front() for anchor in memory.anchors],
         "priority": memory.priority,
         "pinned": memory.pinned,
         "origin": memory.origin,
@@ -61,6 +64,8 @@ def render(memory: Memory) -> str:
     }
     if memory.supersedes is None:
         del front["supersedes"]
+    if not memory.anchors:
+        del front["anchors"]
     import yaml  # lazily: a hook whose notes did not change never parses or writes one
 
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
@@ -106,6 +111,9 @@ def parse(text: str, path: str, scope: str) -> Memory:
             files = [files]
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise ValidationError("files must be a list of paths")
+        anchors = front.get("anchors") or []
+        if not isinstance(anchors, list):
+            raise ValidationError("anchors must be a list (- path: ..., symbol: ... or lines: 120-140)")
         memory = Memory(
             id=_text(front, "id", "", numbers=True),
             summary=_text(front, "summary", ""),
@@ -113,6 +121,7 @@ def parse(text: str, path: str, scope: str) -> Memory:
             category=_text(front, "category", "context"),
             scope=scope,
             files=tuple(files),
+            anchors=tuple(Anchor.from_front(a) for a in anchors),
             priority=_text(front, "priority", "normal"),
             pinned=_bool(front.get("pinned", False)),
             origin=_text(front, "origin", "user"),

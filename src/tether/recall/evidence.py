@@ -20,9 +20,9 @@ from tether.model.memory import Memory, origin_tag
 from tether.recall import scoring
 
 # The ranked lists fused by reciprocal rank ("trigram" is the text channel's second index).
-Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned"]
-# The channels a caller can switch on and off (`text` includes its trigram index).
-CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned")
+Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned", "anchor"]
+# The channels a caller can switch on and off (`text` includes its trigram index; `anchor` needs locations).
+CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned", "anchor")
 
 
 @dataclass
@@ -39,6 +39,10 @@ class Evidence:
     coverage: float | None = None  # share of the query's terms the memory holds
     sem: float | None = None  # cosine with the query
     pinned: bool | None = None
+    anchor: str = ""  # the memory's anchor at or near the edit's location (`charge_card()`, `line 120`)
+    anchor_distance: int | None = None  # lines from that anchor to the edit (0: on it)
+    ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
+    ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
 
 
 @dataclass
@@ -54,6 +58,9 @@ class Magnitudes:
     sem: float | None = None
     recency: float | None = None
     feedback: float | None = None
+    anchor: float | None = None
+    ident: float | None = None
+    edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
@@ -84,6 +91,8 @@ class Candidate:
             or e.cochange
             or e.text_match
             or (e.sem is not None and e.sem >= scoring.SEM_GATE)
+            or e.anchor
+            or (e.ident and e.ident_defined)
         )
 
     @property
@@ -189,6 +198,12 @@ def signals(c: Candidate) -> dict[str, float]:
         out["sem"] = e.sem
     if e.pinned:
         out["pinned"] = 1.0
+    if e.anchor:
+        out["anchor"] = m.anchor or 0.0
+    if e.ident:
+        out["ident"] = m.ident or 0.0
+    if m.edit:
+        out["edit"] = m.edit
     if m.blast:
         out["blast"] = m.blast
     if m.feedback:
@@ -206,6 +221,12 @@ def receipt(c: Candidate) -> str:
         parts.append("pinned")
     if e.file is not None:
         parts.append(f"dir({e.file})" if e.file.endswith("/") else "file")
+    if e.anchor:
+        parts.append(
+            f"at {e.anchor}" if not e.anchor_distance else f"near {e.anchor} ({e.anchor_distance} lines)"
+        )
+    if e.ident:
+        parts.append(f"names({e.ident})")
     if e.names:
         parts.append(f"names({e.names.rsplit('/', 1)[-1]})")
     if e.cochange is not None:

@@ -34,11 +34,21 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from tether.adapters.cli import anchors as cli_anchors
     from tether.adapters.cli import embedder as cli_embedder
     from tether.adapters.cli import review as cli_review
     from tether.adapters.cli import store as cli_store
 
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder, cli_store, cli_review):
+    for module in (
+        cli_project,
+        cli_memories,
+        cli_recall,
+        cli_lifecycle,
+        cli_embedder,
+        cli_store,
+        cli_review,
+        cli_anchors,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.adapters.hooks.behaviour import MEMORY_TOOLS, HookEvent, Reply
+from tether.anchors.edits import from_payload
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 
@@ -110,6 +111,8 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
     )
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools
+    elif kind == "before_edit":
+        event.edits = from_payload(tool, tool_input, payload)  # located in the files by `behaviour`
     return event
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for nested TypedDicts before Python 3.12
 
@@ -45,6 +45,7 @@ class Full(TypedDict):
     category: str
     scope: str
     files: list[str]
+    anchors: list[dict[str, Any]]  # path, symbol or lines, within, fingerprint, lost
     links: list[str]
     pinned: bool
     priority: str
@@ -65,6 +66,7 @@ class AddResult(TypedDict):
     category: str
     scope: str
     files: list[str]
+    anchors: list[str]  # `path::Symbol` or `path:120-140`
     message: str
 
 

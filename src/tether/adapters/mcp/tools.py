@@ -202,6 +202,15 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             ),
         ] = "context",
         files: Files = None,
+        at: Annotated[
+            list[str] | str | None,
+            Field(
+                validation_alias=AliasChoices("at", "anchors", "anchor"),
+                description="Places inside files it is about: a symbol (src/pay.py::charge_card, "
+                "src/pay.py::Charger.charge) or lines (src/pay.py:120-140); an unknown symbol is an error "
+                "listing the file's symbols",
+            ),
+        ] = None,
         scope: Annotated[
             Scope,
             Field(
@@ -219,13 +228,15 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         ] = None,
     ) -> AddResult:
         """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
-        the same text twice returns the existing memory. Tie it to the files it is about."""
+        the same text twice returns the existing memory. Tie it to the files it is about, and with `at` to
+        the function or lines it is about: it is then shown first when an edit lands there."""
         with memories.use(require_project=scope != "user") as ws:
             added = ws.add(
                 summary,
                 details=details,
                 category=category,
                 files=_paths(files),
+                at=_paths(at),
                 scope=scope,
                 pinned=pinned,
                 origin="agent",
@@ -243,6 +254,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             "category": m.category,
             "scope": m.scope,
             "files": list(m.files),
+            "anchors": [a.spec() for a in m.anchors],
             "message": message,
         }
 
