@@ -4,6 +4,7 @@ core is injected at session start, and undo restores the settings file byte for 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from conftest import git
 from tether.adapters.hooks.behaviour import HookEvent, session_start
 from tether.adapters.install.adopt import SETTINGS, adopt_claude, undo
+from tether.errors import ValidationError
 from tether.intake import adopt as adoption
 from tether.intake.rules import sync_rules
 from tether.workspace import Workspace
@@ -100,3 +102,15 @@ def test_the_command_adopts_and_undoes(project: Path, tether: Any) -> None:
     undone = tether("rules", "adopt", "--undo")
     assert undone.code == 0 and "removed (adopt had created it)" in undone.out
     assert not (project / SETTINGS).exists()
+
+
+def test_a_settings_file_that_is_no_file_is_refused_not_read(
+    project: Path, ws: Workspace, tmp_path: Path
+) -> None:
+    # A clone can hold anything under that name: a FIFO would hang adopt, a symlink would leak or clobber.
+    (project / ".claude").mkdir()
+    os.mkfifo(project / SETTINGS)
+    sync_rules(ws)
+    with pytest.raises(ValidationError, match=r"settings\.local\.json: cannot read it"):
+        adopt_claude(ws)
+    assert adoption.load(ws) == []

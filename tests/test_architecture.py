@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.store.base",),
     ("tether.store.memory", "tether.store.sqlite", "tether.store.postgres"),
     ("tether.repo",),
+    ("tether.anchors",),
     ("tether.embed",),
     ("tether.notes",),
     ("tether.memories",),
@@ -91,6 +92,7 @@ REVIEWED_OVER_400 = {
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
     "tether.intake.rulefiles": "finding rule files and splitting parsed markdown into line-anchored units: the block walk and the merges that fold lead-ins, examples and loose tables read best together",
+    "tether.memories": "every write (add, edit, pin, archive, supersede, ack) under one lock and one admission check; splitting them would split the lock discipline",
     "tether.model.secrets": "the credential rules table (66 provider formats and the context rules) and its engine",
     "tether.adapters.ui.core": "the UI's one seam to the core: every library call of the web app in one place",
 }
@@ -100,6 +102,7 @@ TESTED_IN = {
     "tether": "test_architecture.py",
     "tether.__main__": "test_cli.py",
     "tether.errors": "test_cli.py",
+    "tether.config.database": "test_team.py",
     "tether.model.display": "test_display.py",
     "tether.model.prompt": "test_text.py",
     "tether.model.secret_values": "test_secrets.py",
@@ -131,6 +134,9 @@ TESTED_IN = {
     "tether.embed.warm.client": "test_embed_service.py",
     "tether.embed.warm.server": "test_embed_service.py",
     "tether.notes.format": "test_notes.py",
+    "tether.notes.pending": "test_review.py",
+    "tether.adapters.mcp.stdio": "test_mcp_server.py",
+    "tether.lifecycle.incoming": "test_review.py",
     "tether.recall.recaller": "test_recall.py",
     "tether.recall.channels": "test_recall.py",
     "tether.recall.evidence": "test_recall.py",
@@ -168,6 +174,11 @@ TESTED_IN = {
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
     "tether.recall.block": "test_hooks.py",
+    "tether.model.anchor": "test_anchors.py",
+    "tether.anchors.fingerprint": "test_anchors.py",
+    "tether.anchors.symbols": "test_anchors.py",
+    "tether.anchors.resolve": "test_anchors.py",
+    "tether.anchors.locations": "test_anchors.py",
 }
 # Whole packages whose modules share one topical test file.
 TESTED_IN_PACKAGE = {"tether.adapters.ui": "test_ui.py"}

@@ -204,7 +204,7 @@ def test_doctor_lists_every_problem(repo: Path, tether: Tether) -> None:
 def test_reindex(repo: Path, tether: Tether) -> None:
     add_json(tether, "Survives a reindex")
     run = tether("reindex")
-    assert run.code == 0 and "indexed 1 memories" in run.out
+    assert run.code == 0 and "indexed 1 memory" in run.out
 
 
 # -- real subprocesses of the installed command -----------------------------------------------------------
@@ -314,3 +314,82 @@ def test_a_git_worktree_has_the_committed_memories_and_its_own_index(
     tether_proc("add", "Only in the worktree so far", cwd=worktree)
     listed = tether_proc("list", "--json").stdout
     assert "Only in the worktree" not in listed  # the main checkout sees it once it is committed and merged
+
+
+def test_an_id_prefix_is_enough_when_it_is_unambiguous(repo: Path, tether: Tether, ws: Workspace) -> None:
+    a = str(add_json(tether, "First fact about deploys")["id"])
+    got = json.loads(tether("get", a[:4], "--json").out)
+    assert got["id"] == a
+    assert tether("pin", a[:5]).out.startswith(f"pinned: {a}")
+    b = str(add_json(tether, "Second fact about deploys")["id"])
+    # Make a second id share the first one's prefix, as a few thousand random ids eventually do.
+    shared = a[:4] + b[4:]
+    note = ws.store.note_path(b)
+    assert note is not None
+    Path(note).write_text(Path(note).read_text().replace(f"id: {b}", f"id: {shared}"))
+    tether("reindex")
+    ambiguous = tether("get", a[:4])
+    assert (
+        ambiguous.code == 1
+        and "ambiguous" in ambiguous.err
+        and a in ambiguous.err
+        and shared in ambiguous.err
+    )
+    short = tether("get", a[:3])
+    assert short.code == 1 and "at least 4 characters" in short.err
+    missing = tether("get", "ffff" if not a.startswith("ffff") else "eeee")
+    assert missing.code == 1 and "no memory id starts with" in missing.err
+
+
+def test_add_warns_about_a_file_that_does_not_exist(repo: Path, tether: Tether) -> None:
+    (repo / "src").mkdir(exist_ok=True)
+    (repo / "src" / "real.py").write_text("x = 1\n")
+    run = tether("add", "Ghosts are scary", "--file", "src/ghost.py", "--file", "src/real.py", "--json")
+    assert run.code == 0
+    assert "src/ghost.py does not exist" in run.err and "real.py" not in run.err
+    assert json.loads(run.out)["missing"] == ["src/ghost.py"]
+
+
+def test_edit_without_an_editor_or_a_terminal_says_so(
+    repo: Path, tether: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = str(add_json(tether, "Edit me")["id"])
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    run = tether("edit", memory)  # the test runner's stdin is no terminal
+    assert run.code == 2 and "no $EDITOR" in run.err and "--summary" in run.err
+
+
+def test_counts_are_singular_for_one(repo: Path, tether: Tether, tmp_path: Path) -> None:
+    seeds = tmp_path / "seed.json"
+    seeds.write_text(json.dumps([{"summary": "The only seeded fact"}]))
+    assert tether("seed", str(seeds)).out.strip() == "seeded 1 memory (0 already present)"
+
+
+def test_help_shows_tether_and_a_command(repo: Path, tether: Tether) -> None:
+    top = tether("help")
+    assert top.code == 0 and "code-aware memory" in top.out and "rules" in top.out
+    sub = tether("help", "rules", "sync")
+    assert sub.code == 0 and "Usage: tether rules sync" in sub.out
+    bad = tether("help", "frobnicate")
+    assert bad.code == 2 and "no command `tether frobnicate`" in bad.err
+
+
+@pytest.mark.parametrize(
+    ("args", "key", "value"),
+    [
+        (["pin"], "pinned", True),
+        (["unpin"], "pinned", False),
+        (["ack"], "done", "acknowledged"),
+        (["rm"], "status", "archived"),
+        (["edit", "--summary", "Edited by flag"], "summary", "Edited by flag"),
+    ],
+)
+def test_write_commands_print_json(
+    repo: Path, tether: Tether, args: list[str], key: str, value: object
+) -> None:
+    memory = str(add_json(tether, "Written through the CLI")["id"])
+    run = tether(args[0], memory, *args[1:], "--json")
+    assert run.code == 0, run.err
+    out = json.loads(run.out)
+    assert out["id"] == memory and out[key] == value

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from tether import lifecycle
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import echo, emit, json_option, memories, workspace
 from tether.errors import TetherError, ValidationError
 from tether.intake import autodistill, seeds
 from tether.model.memory import Memory, check_origin, to_dict
@@ -213,13 +213,14 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
     if as_json:
         emit({"new": new, "present": same})
         return
-    echo(f"seeded {new} memories ({same} already present)")
+    echo(f"seeded {memories(new)} ({same} already present)")
 
 
 @click.command(name="import")
 @click.argument("source", default="-", metavar="FILE|claude-memory")
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-def import_(source: str, directory: Path | None) -> None:
+@click.option("--allow-secret", is_flag=True, help="Import memories that look like credentials anyway.")
+def import_(source: str, directory: Path | None, allow_secret: bool) -> None:
     """Import JSON lines written by `tether export` (FILE, or standard input), or Claude Code's own
     memory notes: `tether import claude-memory [DIR]` (DIR defaults to Claude's folder for this repo).
 
@@ -232,15 +233,15 @@ def import_(source: str, directory: Path | None) -> None:
     with workspace(require_project=False) as ws:
         try:
             if source == "-":
-                new, same = ws.import_lines(sys.stdin)
+                new, same = ws.import_lines(sys.stdin, allow_secret=allow_secret)
             else:
                 with open(source, encoding="utf-8") as handle:
-                    new, same = ws.import_lines(handle)
+                    new, same = ws.import_lines(handle, allow_secret=allow_secret)
         except OSError as exc:
             raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise TetherError(f"{source} is not UTF-8 text: export it with `tether export`") from None
-    echo(f"imported {new} memories ({same} already present)")
+    echo(f"imported {memories(new)} ({same} already present)")
 
 
 def _import_claude(directory: Path | None) -> None:
@@ -320,9 +321,9 @@ def purge(origin: str, yes: bool) -> None:
         if len(doomed) > 20:
             echo(f"  … and {len(doomed) - 20} more")
         if not yes:
-            click.confirm(f"Delete these {len(doomed)} memories for good?", abort=True)
+            click.confirm(f"Delete these {memories(len(doomed))} for good?", abort=True)
         deleted = lifecycle.purge_origin(ws, origin)
-    echo(f"deleted {len(deleted)} memories with origin {origin}")
+    echo(f"deleted {memories(len(deleted))} with origin {origin}")
 
 
 COMMANDS: list[click.Command] = [stats, cleanup, maintain, rules, seed, import_, distill, purge]

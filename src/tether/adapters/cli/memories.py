@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,13 @@ from tether.workspace import Workspace
     "--file", "-f", "files", multiple=True, help="A file or directory (ending in /) it is about. Repeatable."
 )
 @click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="PATH::SYMBOL|PATH:START-END",
+    help="A place inside a file it is about: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
+)
+@click.option(
     "--scope",
     "-s",
     type=click.Choice(SCOPES),
@@ -58,6 +66,7 @@ def add(
     details: str | None,
     category: str,
     files: tuple[str, ...],
+    at: tuple[str, ...],
     scope: str,
     session: str | None,
     pin: bool,
@@ -73,6 +82,7 @@ def add(
             details=read_details(details),
             category=category,
             files=files,
+            at=at,
             scope=scope,
             pinned=pin,
             priority=priority,
@@ -80,11 +90,21 @@ def add(
             session=session,
             allow_secret=allow_secret,
         )
+        root = ws.root
+    missing = [f for f in result.memory.files if root is not None and not (root / f).exists()]
+    for path in missing:  # a typo, or a file still to be written: either way, say so
+        echo(f"warning: {path} does not exist (yet); the memory names it anyway", err=True)
     if as_json:
-        emit({**to_dict(result.memory), "new": result.created})
+        emit(
+            {**to_dict(result.memory), "new": result.created, "restored": result.restored, "missing": missing}
+        )
         return
-    if not result.created:
-        echo("already known (same content):")
+    if result.restored:
+        echo("restored (the same content was archived):")
+    elif not result.created:
+        echo(
+            f"already known (same content){'' if result.memory.status == 'active' else ', ' + result.memory.status}:"
+        )
     show_memory(result.memory, full=False)
 
 
@@ -94,7 +114,7 @@ def add(
 def get(memory_id: str, as_json: bool) -> None:
     """Show one memory in full, with what it replaced and what replaced it."""
     with workspace(require_project=False) as ws:
-        memory = ws.get(memory_id)
+        memory = ws.get(ws.resolve(memory_id))
         chain = ws.chain(memory)
         outgoing, incoming = ws.links(memory)
     if as_json:
@@ -126,6 +146,7 @@ def get(memory_id: str, as_json: bool) -> None:
 @click.option("--superseded", is_flag=True, help="Superseded memories instead of active ones.")
 @click.option("--all", "show_all", is_flag=True, help="Every status.")
 @click.option("--dead", is_flag=True, help="Only memories whose every file is gone.")
+@click.option("--dead-anchors", is_flag=True, help="Only memories with an anchor whose code is gone.")
 @json_option
 def list_(
     category: str | None,
@@ -137,6 +158,7 @@ def list_(
     superseded: bool,
     show_all: bool,
     dead: bool,
+    dead_anchors: bool,
     as_json: bool,
 ) -> None:
     """List memories (active ones unless told otherwise)."""
@@ -152,6 +174,10 @@ def list_(
             file = normalize_path(file, ws.root, ws.cwd)
         if dead:
             found = [m for m, _ in ws.dead_refs()]
+        elif dead_anchors:
+            from tether.lifecycle.reanchor import dead_anchors as lost
+
+            found = [m for m, _ in lost(ws)]
         else:
             found = ws.find(
                 Query(
@@ -178,18 +204,32 @@ def list_(
 @click.option("--details", "-d", help="New details; '-' reads standard input.")
 @click.option("--category", "-c", type=click.Choice(CATEGORIES), help="New category.")
 @click.option("--file", "-f", "files", multiple=True, help="Replace the file list (repeatable).")
+@click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="PATH::SYMBOL|PATH:START-END",
+    help="Replace the anchors: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
+)
+@click.option("--no-anchors", is_flag=True, help="Drop every anchor (the memory stays tied to its files).")
 @click.option("--priority", type=click.Choice(PRIORITIES), help="New priority.")
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
+@json_option
 def edit(
     memory_id: str,
     summary: str | None,
     details: str | None,
     category: str | None,
     files: tuple[str, ...],
+    at: tuple[str, ...],
+    no_anchors: bool,
     priority: str | None,
     allow_secret: bool,
+    as_json: bool,
 ) -> None:
     """Change a memory with flags, or open its note in $EDITOR when no flag is given."""
+    if at and no_anchors:
+        raise click.UsageError("--at and --no-anchors contradict each other: give one")
     changes: dict[str, Any] = {}
     if summary is not None:
         changes["summary"] = summary
@@ -201,15 +241,24 @@ def edit(
         changes["files"] = list(files)
     if priority is not None:
         changes["priority"] = priority
+    anchors = list(at) if at or no_anchors else None
     with workspace(require_project=False) as ws:
-        if changes:
-            show_memory(ws.edit(memory_id, allow_secret=allow_secret, **changes), full=False)
+        memory_id = ws.resolve(memory_id)
+        if changes or anchors is not None:
+            _show(ws.edit(memory_id, allow_secret=allow_secret, at=anchors, **changes), as_json)
             return
         memory = ws.get(memory_id)
         path = ws.store.note_path(memory.id)
         if path is None:
             raise TetherError(f"{memory.id} is session memory and has no note: edit it with flags")
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor and not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # vi with no terminal hangs or garbles the caller's output (an agent, a script, CI).
+            raise click.UsageError(
+                "no $EDITOR or $VISUAL set and no terminal to open vi in: set EDITOR, "
+                "or change the memory with flags (--summary, --details, --category, ...)"
+            )
+        editor = editor or "vi"
         subprocess.run([*editor.split(), path], check=False)
         report = ws.sync()
         for problem in report.problems:
@@ -218,64 +267,85 @@ def edit(
                     f"the note no longer parses ({problem.problem}); it was kept as you saved it: "
                     f"fix it with `tether edit {memory.id}`"
                 )
-        show_memory(ws.get(memory.id), full=False)
+        _show(ws.get(memory.id), as_json)
 
 
-def _change(verb: str, action: Callable[[Workspace], Memory]) -> None:
-    """Apply `action` to the workspace and print `<verb>: <id> <summary>` of the memory it returns."""
+def _show(memory: Memory, as_json: bool) -> None:
+    if as_json:
+        emit(to_dict(memory))
+    else:
+        show_memory(memory, full=False)
+
+
+def _change(verb: str, memory_id: str, action: Callable[[Workspace, str], Memory], as_json: bool) -> None:
+    """Apply `action` to the memory `memory_id` names (an id or its unambiguous prefix) and print
+    `<verb>: <id> <summary>` of the memory it returns (with --json: the memory and what was done)."""
     with workspace(require_project=False) as ws:
-        memory = action(ws)
-    echo(f"{verb}: {memory.id} {memory.summary}")
+        memory = action(ws, ws.resolve(memory_id))
+    if as_json:
+        emit({**to_dict(memory), "done": verb})
+    else:
+        echo(f"{verb}: {memory.id} {memory.summary}")
 
 
 @click.command()
 @click.argument("memory_id")
 @click.option("--hard", is_flag=True, help="Delete the note for good instead of archiving it.")
-def rm(memory_id: str, hard: bool) -> None:
+@json_option
+def rm(memory_id: str, hard: bool, as_json: bool) -> None:
     """Archive a memory (reversible with `tether restore`), or delete it with --hard."""
     if hard:
-        _change("deleted", lambda ws: ws.delete(memory_id))
+        _change("deleted", memory_id, lambda ws, mid: ws.delete(mid), as_json)
     else:
-        _change("archived", lambda ws: ws.archive(memory_id, reason="rm"))
+        _change("archived", memory_id, lambda ws, mid: ws.archive(mid, reason="rm"), as_json)
 
 
 @click.command()
 @click.argument("memory_id")
-def restore(memory_id: str) -> None:
+@json_option
+def restore(memory_id: str, as_json: bool) -> None:
     """Make an archived or superseded memory active again."""
-    _change("restored", lambda ws: ws.restore(memory_id))
+    _change("restored", memory_id, lambda ws, mid: ws.restore(mid), as_json)
 
 
 @click.command()
 @click.argument("memory_id")
-def pin(memory_id: str) -> None:
+@json_option
+def pin(memory_id: str, as_json: bool) -> None:
     """Pin a memory: ranks first, pierces hint budgets, exempt from decay."""
-    _change("pinned", lambda ws: ws.pin(memory_id, True))
+    _change("pinned", memory_id, lambda ws, mid: ws.pin(mid, True), as_json)
 
 
 @click.command()
 @click.argument("memory_id")
-def unpin(memory_id: str) -> None:
+@json_option
+def unpin(memory_id: str, as_json: bool) -> None:
     """Unpin a memory."""
-    _change("unpinned", lambda ws: ws.pin(memory_id, False))
+    _change("unpinned", memory_id, lambda ws, mid: ws.pin(mid, False), as_json)
 
 
 @click.command()
 @click.argument("memory_id")
 @click.option("--session", help="The session that used it.")
-def ack(memory_id: str, session: str | None) -> None:
+@json_option
+def ack(memory_id: str, session: str | None, as_json: bool) -> None:
     """Mark a memory as used (acted on): it counts as followed, not ignored."""
-    _change("acknowledged", lambda ws: ws.ack(memory_id, session=session))
+    _change("acknowledged", memory_id, lambda ws, mid: ws.ack(mid, session=session), as_json)
 
 
 @click.command()
 @click.argument("old_id")
 @click.argument("new_id")
-def supersede(old_id: str, new_id: str) -> None:
+@json_option
+def supersede(old_id: str, new_id: str, as_json: bool) -> None:
     """Mark OLD as replaced by NEW: OLD leaves recall and search but stays readable."""
     with workspace(require_project=False) as ws:
-        memory = ws.supersede(old_id, new_id)
-    echo(f"{old_id} superseded by {memory.id}")
+        old_id = ws.resolve(old_id)
+        memory = ws.supersede(old_id, ws.resolve(new_id))
+    if as_json:
+        emit({**to_dict(memory), "superseded": old_id})
+    else:
+        echo(f"{old_id} superseded by {memory.id}")
 
 
 COMMANDS = (add, get, list_, edit, rm, restore, pin, unpin, ack, supersede)

@@ -23,7 +23,7 @@ import click
 
 from tether.adapters.install import jsonconf
 from tether.errors import TetherError, ValidationError
-from tether.fs import write_atomic
+from tether.fs import read_limited, write_atomic
 from tether.intake import adopt as adoption
 from tether.intake.rulefiles import find_rule_files
 from tether.model.display import printable
@@ -37,12 +37,18 @@ SETTINGS = Path(".claude") / "settings.local.json"
 CLAUDE_FILES = ("CLAUDE.md",)
 
 
+# A Claude Code settings file is a few kilobytes; anything this large is not one.
+SETTINGS_MAX_BYTES = 1 << 20
+
+
 def _read(path: Path) -> str | None:
+    """The settings file's text, None when absent. Never a FIFO's wait or a symlink's target elsewhere:
+    the clone may hold anything under that name."""
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_limited(path, SETTINGS_MAX_BYTES, inside=path.parent.parent).decode("utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # RefusedFile too
         raise ValidationError(f"{path}: cannot read it ({exc}); fix or remove it, then adopt again") from exc
 
 
