@@ -250,7 +250,7 @@ def test_import_json_lines_still_works(
     import os
 
     os.chdir(other)
-    assert "imported 1 memories (0 already present)" in ok(run("import", str(dump))).out
+    assert "imported 1 memory (0 already present)" in ok(run("import", str(dump))).out
     assert "imported 0 memories (1 already present)" in ok(run("import", input=exported)).out
     assert run("import", str(dump), "somedir").code == 2
     missing = run("import", str(tmp_path / "nope.jsonl"))

@@ -143,7 +143,7 @@ def test_session_start_housekeeping_archives_and_says_so(lws: Workspace, clock: 
     surface_over(lws, clock, memory, times=7, days=50)
     report = maintain(lws)
     assert [m.id for m in report.archived] == [memory.id]
-    assert any("archived 1 memories" in hint for hint in report.hints)
+    assert any("archived 1 memory that was" in hint for hint in report.hints)
     assert maintain(lws).archived == []  # already archived: nothing more to do
 
 

@@ -144,8 +144,9 @@ def maintain(ws: Memories) -> Housekeeping:
     if report.archived:
         report.hints.insert(
             0,
-            f"tether: archived {len(report.archived)} memories that were shown 6+ times over 45+ "
-            "days and never used (`tether list --archived`, `tether restore ID`).",
+            f"tether: archived {len(report.archived)} "
+            + ("memory that was" if len(report.archived) == 1 else "memories that were")
+            + " shown 6+ times over 45+ days and never used (`tether list --archived`, `tether restore ID`).",
         )
     return report
 
