@@ -88,7 +88,7 @@ def test_init_database_connects_and_shares_the_notes(
             "Staging listens on 6443", details="Set in deploy/", files=["src/app/upload.py"]
         ).memory
     done = tether("init", "--database", pg_url)
-    assert done.code == 0 and "shared: 1 memories" in done.out  # type: ignore[attr-defined]
+    assert done.code == 0 and "shared: 1 memory;" in done.out  # type: ignore[attr-defined]
     status = tether("store", "status", "--json")
     info = json.loads(status.out)  # type: ignore[attr-defined]
     assert info["backend"] == "postgres" and info["project_memories"] == 1

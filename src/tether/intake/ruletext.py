@@ -12,10 +12,10 @@ that every query containing "rules" or "agents" matched; `body_of` and `heading_
 re-sync pairs those memories with their rules and rewrites them in place.
 
     >>> from tether.intake.rulefiles import split_rules
-    >>> unit = split_rules("AGENTS.md", "## Tests\\n- Never mock the store. Use a real\\n  SQLite file.\\n")[0]
+    >>> unit = split_rules("AGENTS.md", "## Tests\\n- Never mock the store in tests. Use a real\\n  SQLite file.\\n")[0]
     >>> item = render(unit, Path("."))
-    >>> item.summary, item.category
-    ('Never mock the store.', 'gotcha')
+    >>> item.summary, item.category, item.details
+    ('Never mock the store in tests.', 'gotcha', 'Never mock the store in tests. Use a real\\nSQLite file.\\n\\n§ Tests')
 """
 
 from __future__ import annotations
