@@ -232,6 +232,11 @@ def test_frontmatter_of_markdown_rule_file_is_skipped_and_not_globs() -> None:
         ("apps/api/.cursor/rules/deep/db.mdc", "apps/api/"),
         (".github/copilot-instructions.md", ""),
         ("svc/.github/copilot-instructions.md", "svc/"),
+        # Only the files an agent reads on a directory's behalf govern that directory; an AGENTS.md under
+        # .github/ or .claude/ is about its own directory (it used to be scoped to the whole repository).
+        (".github/workflows/AGENTS.md", ".github/workflows/"),
+        (".claude/CLAUDE.md", ""),
+        ("web/.claude/CLAUDE.md", "web/"),
     ],
 )
 def test_scope(path: str, scope: str) -> None:
