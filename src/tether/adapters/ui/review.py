@@ -40,7 +40,8 @@ def _row(w: Waiting, csrf: str) -> Html:
         what=_what(r, m),
         who=join(
             [
-                html("{}", m.origin if m is not None else "agent"),
+                # Only agents' writes wait here: a pin's memory may be the person's own, the asker is not.
+                html('<span class="badge origin">{}</span>', m.origin if r.kind == "add" and m else "agent"),
                 html('<div class="meta">session <code>{}</code></div>', r.session) if r.session else Html(""),
             ]
         ),
