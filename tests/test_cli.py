@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TETHER_BIN, Run, index_ids, make_git_repo, note_files
+from tether.notes import format as notes
 from tether.workspace import Workspace
 
 Tether = Callable[..., Run]
@@ -326,7 +328,9 @@ def test_an_id_prefix_is_enough_when_it_is_unambiguous(repo: Path, tether: Tethe
     shared = a[:4] + b[4:]
     note = ws.store.note_path(b)
     assert note is not None
-    Path(note).write_text(Path(note).read_text().replace(f"id: {b}", f"id: {shared}"))
+    # Through the note format: YAML quotes an id that looks like a number ('12345e67'), a plain replace would not.
+    memory = notes.parse(Path(note).read_text(), str(note), "project")
+    Path(note).write_text(notes.render(dataclasses.replace(memory, id=shared)))
     tether("reindex")
     ambiguous = tether("get", a[:4])
     assert (
