@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -34,6 +34,9 @@ class ReportedProblem(Protocol):
 
 # A check `tether doctor` runs besides the workspace's own: given the project root (None outside one).
 DoctorCheck = Callable[[Path | None], Sequence[ReportedProblem]]
+# Opens the workspace a command uses, given (require_project, sync_notes): the resident process passes
+# its own, already open one.
+WorkspaceOpener = Callable[[bool, bool], AbstractContextManager[Workspace]]
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,16 @@ class Extensions:
     """
 
     doctor_checks: tuple[DoctorCheck, ...] = ()
+    open_workspace: WorkspaceOpener | None = None
 
 
 def extensions(ctx: click.Context) -> Extensions:
     return ctx.obj if isinstance(ctx.obj, Extensions) else Extensions()
+
+
+def _opener() -> WorkspaceOpener | None:
+    ctx = click.get_current_context(silent=True)
+    return extensions(ctx.find_root()).open_workspace if ctx is not None else None
 
 
 def json_option(func: F) -> F:
@@ -56,6 +65,11 @@ def json_option(func: F) -> F:
 
 @contextmanager
 def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator[Workspace]:
+    opener = _opener()
+    if opener is not None:
+        with opener(require_project, sync_notes) as opened:
+            yield opened
+        return
     ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes, recover=True)
     if ws.recovered is not None:
         echo(
