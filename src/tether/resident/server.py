@@ -23,6 +23,7 @@ import os
 import queue
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -81,9 +82,15 @@ def rss_mib() -> float:
             pages = int(handle.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
     except (OSError, ValueError, IndexError):
-        import resource
+        return peak_rss_mib()
 
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def peak_rss_mib() -> float:
+    """The most resident memory this process has had (since its last exec)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 class ResidentServer:
@@ -235,6 +242,7 @@ class ResidentServer:
             "idle_for": round(time.monotonic() - self.last_used, 1),
             "idle_seconds": self.idle_seconds,
             "rss_mib": round(rss_mib(), 1),
+            "peak_rss_mib": round(peak_rss_mib(), 1),
             "max_rss_mib": self.max_rss_mib,
         }
 
