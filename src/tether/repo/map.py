@@ -21,13 +21,24 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from tether.errors import TetherError
-from tether.repo.git import Commit, collapse_renames, git, list_files, read_commits
+from tether.repo.git import (
+    Commit,
+    HistoryRestarted,
+    collapse_renames,
+    git,
+    list_files,
+    stream_commits,
+    stream_without_renames,
+)
 from tether.repo.git import probe as git_probe
 from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.imports import language_of, parse_imports
@@ -43,7 +54,12 @@ MIN_SUPPORT = 2
 MIN_CONFIDENCE = 0.1
 # Bump when the counting rules change: an index built under other rules is rebuilt at the next refresh.
 REPOMAP_VERSION = "1"
-_MAX_SOURCE_BYTES = 2_000_000  # larger "source" files are generated or vendored; their imports don't count
+_MAX_SOURCE_BYTES = 2_000_000
+PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
+
+# (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
+Progress = Callable[[str, int, int | None], None]
+T = TypeVar("T")  # larger "source" files are generated or vendored; their imports don't count
 
 
 @dataclass(frozen=True)
@@ -194,15 +210,21 @@ class RepoMap:
 
     # -- refresh --------------------------------------------------------------------------------
 
-    def refresh(self) -> RefreshReport:
-        """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD."""
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD.
+
+        History is one streamed `git log`, counted as it arrives, while a thread reads the import lines of
+        the source files whose content changed; nothing is written until both are done, and then in one
+        short transaction (hooks writing their session state wait for milliseconds, not for the build).
+        A build killed part way has written nothing: the next refresh starts it again. `progress` is
+        called as (stage, done, total or None) for a terminal to show."""
         started = time.time_ns()
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
         files = list_files(self.root, in_git)
         file_set = set(files)
-        specs, import_rows, import_changed = self._parse_sources(files)
+        sources = _InThread(self._parse_sources, files, self.tables.cached_imports())
 
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
@@ -212,24 +234,31 @@ class RepoMap:
                 or state.get("version") != REPOMAP_VERSION
             )
             last = state.get("last_commit")
-            commits: list[Commit] = []
+            rev_range: str | None = None
             if in_git and head is not None and (rebuild or last != head):
                 if not rebuild and last is not None and self._is_ancestor(last, head):
-                    commits = read_commits(self.root, f"{last}..{head}", prefix)
+                    rev_range = f"{last}..{head}"
                 else:
                     rebuild = True
-                    commits = read_commits(self.root, head, prefix)
+                    rev_range = head
             elif in_git and head is None and last is not None:
                 rebuild = True  # the branch lost all its commits
+            ids = self.tables.path_ids()
+            commits, history = self._read_history(rev_range, prefix, ids, progress)
+            specs, import_rows, import_changed = sources.result()
+            if progress is not None:
+                progress("writing", 0, None)
 
             with self.tables.write():
                 if self.tables.state().get("last_commit") != last:
                     continue
                 if rebuild:
                     self.tables.clear_history()
-                history = _History(self.tables.path_ids())
-                for commit in commits:
-                    history.add(commit)
+                now = self.tables.path_ids()
+                if now != ids:  # another refresh listed new files meanwhile: count again on today's ids
+                    history = _History(now)
+                    for commit in commits:
+                        history.add(commit)
                 write = history.result()
                 self.tables.apply_cochange(write)
                 if rebuild or write.paths or self._files_changed(state, files):
@@ -253,6 +282,27 @@ class RepoMap:
             return RefreshReport(renames, len(commits), rebuild, len(files))
         raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
 
+    def _read_history(
+        self, rev_range: str | None, prefix: str, ids: dict[str, int], progress: Progress | None
+    ) -> tuple[list[Commit], _History]:
+        """The commits of `rev_range` (none for None), counted on top of `ids` as they stream in."""
+        if rev_range is None:
+            return [], _History(dict(ids))
+        streams = (stream_commits, stream_without_renames)
+        for stream in streams:
+            commits: list[Commit] = []
+            history = _History(dict(ids))
+            try:
+                for commit in stream(self.root, rev_range, prefix):
+                    commits.append(commit)
+                    history.add(commit)
+                    if progress is not None and len(commits) % PROGRESS_EVERY == 0:
+                        progress("history", len(commits), None)
+            except HistoryRestarted:
+                continue  # rename detection failed part way: read it all again without
+            return commits, history
+        raise AssertionError("unreachable: the stream without renames never restarts")
+
     def _is_ancestor(self, old: str, head: str) -> bool:
         return git(self.root, "merge-base", "--is-ancestor", old, head, check=False).returncode == 0
 
@@ -267,12 +317,12 @@ class RepoMap:
         self.tables.set_fan_ins(diff)
 
     def _parse_sources(
-        self, files: list[str]
+        self, files: list[str], cached: dict[str, CachedImports]
     ) -> tuple[dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
-        """Import specs of every source file, parsing only files whose content changed.
+        """Import specs of every source file, parsing only files whose content changed since `cached`.
 
-        Returns (specs by path, cache rows to write, whether any file's specs changed or vanished)."""
-        cached = self.tables.cached_imports()
+        Returns (specs by path, cache rows to write, whether any file's specs changed or vanished).
+        Runs in a thread: no store access here."""
         specs: dict[str, tuple[str, ...]] = {}
         rows: dict[str, CachedImports] = {}
         changed = False
@@ -306,6 +356,31 @@ class RepoMap:
             rows[path] = CachedImports(st.st_mtime_ns, st.st_size, digest, parsed)
         changed = changed or bool(set(cached) - set(specs))
         return specs, rows, changed
+
+
+class _InThread(Generic[T]):
+    """`fn(*args)` run in a daemon thread; `result()` waits for it and returns or raises what it did.
+
+    The import scan reads files (the GIL is released while it waits on the disk) while the main thread
+    waits on `git log`'s pipe: on a large history the two overlap instead of adding up."""
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error was
 
 
 def _digest(files: list[str]) -> str:
