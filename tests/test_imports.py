@@ -32,7 +32,10 @@ PYTHON = {
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("src/app/core.py", 3),  # models (..core); api (`from app import core`, `app.core import *`: once); broken
+        (
+            "src/app/core.py",
+            3,
+        ),  # models (..core); api (`from app import core`, `app.core import *`: once); broken
         ("src/app/db/models.py", 2),  # db/__init__ (.models), queries (. import models and absolute)
         ("src/app/db/__init__.py", 1),  # `import app.db` from api.py
         ("src/app/db/queries.py", 1),

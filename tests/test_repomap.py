@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tether.errors import TetherError
+from tether.repo.cochange import MAX_COMMIT_FILES
 from tether.repo.git import Change, Commit, collapse_renames
-from tether.repo.map import MAX_COMMIT_FILES, RepoMap
+from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 

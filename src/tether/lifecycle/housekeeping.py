@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from tether.memories import Memories
 from tether.model.memory import Memory
+from tether.repo.map import Progress
 from tether.store.base import Event, Query
 
 
@@ -71,30 +72,47 @@ def moved_directory(directory: str, renames: list[tuple[str, str]]) -> str | Non
     return targets.pop() if len(targets) == 1 else None
 
 
-def refresh_repo(ws: Memories) -> Housekeeping:
-    """Repo map refresh and rename following, without the lifecycle passes (every syncing command)."""
+def refresh_repo(
+    ws: Memories, *, in_hook: bool = False, locked: bool = False, progress: Progress | None = None
+) -> Housekeeping:
+    """Repo map refresh and rename following, without the lifecycle passes (every syncing command).
+
+    Under the checkout's build lock (`tether.lifecycle.mapbuild`; `locked`: the caller holds it), so a
+    command waits for a background build instead of doing its work twice. `in_hook`: never wait, and
+    leave a first build or a long backlog of commits to a background build (started here)."""
     report = Housekeeping()
     if ws.root is None:
         return report
     repo = ws.repo_map()
     if repo is None:
         return report
-    refreshed = repo.refresh()
+    from tether.lifecycle.mapbuild import build_lock, needs_background, start_build
+
+    if in_hook and needs_background(ws):
+        start_build(ws)
+        return report
+    if locked:
+        refreshed = repo.refresh(progress)
+    else:
+        with build_lock(ws, wait=not in_hook) as held:
+            if not held:
+                return report  # a build is running: it follows the renames
+            refreshed = repo.refresh(progress)
     report.renamed = follow_renames(ws, refreshed.renames)
     if report.renamed:
         ws.log(f"memories followed renamed files: {report.renamed}")
     return report
 
 
-def maintain(ws: Memories) -> Housekeeping:
-    """Everything session start does, as a report (also `tether maintain`).
+def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
+    """Everything session start does, as a report (also `tether maintain`); `in_hook`: see `refresh_repo`.
 
     Each pass is independent: one that fails is logged and the others still run, so a problem in, say,
     a rule file never costs the agent its pinned memories."""
     report = Housekeeping()
 
     def repo() -> None:
-        report.renamed = refresh_repo(ws).renamed
+        report.renamed = refresh_repo(ws, in_hook=in_hook).renamed
 
     def archive() -> None:
         from tether.lifecycle.archive import archive_pass
@@ -133,7 +151,7 @@ def maintain(ws: Memories) -> Housekeeping:
 
 
 def session_start_housekeeping(ws: Memories) -> list[str]:
-    return maintain(ws).hints
+    return maintain(ws, in_hook=True).hints
 
 
 def end_session(ws: Memories, session: str, transcript: str) -> None:

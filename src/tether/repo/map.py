@@ -23,13 +23,13 @@ import os
 import posixpath
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from tether.errors import TetherError
+from tether.repo.cochange import CoChangeCounts
 from tether.repo.git import (
     Commit,
     HistoryRestarted,
@@ -42,11 +42,8 @@ from tether.repo.git import (
 from tether.repo.git import probe as git_probe
 from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.imports import language_of, parse_imports
-from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
+from tether.store.base import CachedImports, RepoMapStore
 
-# Commits touching more files are sweeps (reformatting, license headers, vendoring, mass renames):
-# they would pair every file with every other one, drowning the real couplings, and cost n² pairs.
-MAX_COMMIT_FILES = 30
 # Minimum shared commits for a neighbour: one shared commit is often an accident (a drive-by fix in
 # the same commit); two independent ones are a pattern.
 MIN_SUPPORT = 2
@@ -68,57 +65,6 @@ class RefreshReport:
     new_commits: int  # non-merge commits read from git by this refresh
     rebuilt: bool  # co-change was computed from scratch (first build, rewritten history, new rules)
     files: int  # files that exist now
-
-
-@dataclass
-class _History:
-    """Co-change counts accumulated over commits, in path ids, on top of what the index holds."""
-
-    ids: dict[str, int]
-    next_id: int = 0
-    commits: int = 0
-    write: CoChangeWrite = field(default_factory=lambda: CoChangeWrite({}, set(), set(), {}, {}))
-
-    def __post_init__(self) -> None:
-        self.next_id = max(self.ids.values(), default=0) + 1
-        self._changes: Counter[int] = Counter()
-        self._pairs: Counter[tuple[int, int]] = Counter()
-
-    def _id(self, path: str) -> int:
-        ident = self.ids.get(path)
-        if ident is None:
-            ident = self.ids[path] = self.next_id
-            self.next_id += 1
-            self.write.new_ids.add(ident)
-            self.write.paths[ident] = path
-        return ident
-
-    def add(self, commit: Commit) -> None:
-        self.commits += 1
-        renames = [(ch.old, ch.path) for ch in commit.changes if ch.old is not None]
-        if renames:
-            # One commit's renames are simultaneous: take every old path first, then place the new ones.
-            moving = [(self.ids.pop(old, None), new) for old, new in renames]
-            for ident, new in moving:
-                if ident is None:
-                    continue
-                taken = self.ids.get(new)
-                if taken is not None and taken != ident:
-                    self.write.dropped.add(taken)  # the path now belongs to the moved file
-                self.ids[new] = ident
-                self.write.paths[ident] = new
-        if commit.size > MAX_COMMIT_FILES or not commit.changes:
-            return
-        touched = sorted({self._id(ch.path) for ch in commit.changes})
-        self._changes.update(touched)
-        for x, a in enumerate(touched):
-            for b in touched[x + 1 :]:
-                self._pairs[(a, b)] += 1
-
-    def result(self) -> CoChangeWrite:
-        self.write.changes = dict(self._changes)
-        self.write.pairs = dict(self._pairs)
-        return self.write
 
 
 # -- the facade -------------------------------------------------------------------------------------
@@ -256,7 +202,7 @@ class RepoMap:
                     self.tables.clear_history()
                 now = self.tables.path_ids()
                 if now != ids:  # another refresh listed new files meanwhile: count again on today's ids
-                    history = _History(now)
+                    history = CoChangeCounts(now)
                     for commit in commits:
                         history.add(commit)
                 write = history.result()
@@ -284,14 +230,14 @@ class RepoMap:
 
     def _read_history(
         self, rev_range: str | None, prefix: str, ids: dict[str, int], progress: Progress | None
-    ) -> tuple[list[Commit], _History]:
+    ) -> tuple[list[Commit], CoChangeCounts]:
         """The commits of `rev_range` (none for None), counted on top of `ids` as they stream in."""
         if rev_range is None:
-            return [], _History(dict(ids))
+            return [], CoChangeCounts(dict(ids))
         streams = (stream_commits, stream_without_renames)
         for stream in streams:
             commits: list[Commit] = []
-            history = _History(dict(ids))
+            history = CoChangeCounts(dict(ids))
             try:
                 for commit in stream(self.root, rev_range, prefix):
                     commits.append(commit)
@@ -302,6 +248,37 @@ class RepoMap:
                 continue  # rename detection failed part way: read it all again without
             return commits, history
         raise AssertionError("unreachable: the stream without renames never restarts")
+
+    def built(self) -> bool:
+        """Whether a refresh ever completed here (under the current counting rules)."""
+        return self._cached_state().get("version") == REPOMAP_VERSION
+
+    def backlog(self) -> int:
+        """The commits a refresh would read now: 0 when history is up to date, every commit of HEAD when
+        it would build from scratch (never built, other rules or root, history rewritten). A few quick
+        git calls (`rev-list --count` over 20k commits: ~15 ms)."""
+        state = self.tables.state()
+        probe = git_probe(self.root)
+        if probe is None:
+            return 0
+        prefix, head = probe
+        last = state.get("last_commit")
+        if head is None:
+            return 0
+        scratch = (
+            state.get("version") != REPOMAP_VERSION
+            or state.get("mode") != "git"
+            or state.get("prefix", "") != prefix
+            or last is None
+        )
+        if not scratch and last == head:
+            return 0
+        if not scratch and last is not None and self._is_ancestor(last, head):
+            rev_range = f"{last}..{head}"
+        else:
+            rev_range = head
+        counted = git(self.root, "rev-list", "--count", "--no-merges", rev_range, "--", check=False)
+        return int(counted.stdout.strip() or 0) if counted.returncode == 0 else 0
 
     def _is_ancestor(self, old: str, head: str) -> bool:
         return git(self.root, "merge-base", "--is-ancestor", old, head, check=False).returncode == 0

@@ -94,7 +94,7 @@ class Answers:
 
         ws = self.workspace(self.root)
         ws.sync(full=True)
-        refresh_repo(ws)
+        refresh_repo(ws, in_hook=True)  # a long backlog goes to a background build: requests keep flowing
 
     def _ours(self, cwd: Path) -> bool:
         found = find_project_root(cwd)

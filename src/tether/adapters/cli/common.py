@@ -94,12 +94,43 @@ def _follow_renames(ws: Workspace) -> None:
     if ws.root is None:
         return
     try:
-        moved = refresh_repo(ws).renamed
+        with progress_line() as progress:
+            moved = refresh_repo(ws, progress=progress).renamed
     except TetherError as exc:
         echo(f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True)
         return
     for memory_id, old, new in moved:
         echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
+
+
+_STAGES = {"history": "reading git history: {done:,} commits", "writing": "writing the repo map"}
+
+
+@contextmanager
+def progress_line(*, quiet: bool | None = None) -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A progress callback (stage, done, total or None) that rewrites one line of stderr, or None when
+    stderr is not a terminal or the command prints JSON (`quiet` None: the current command's `--json`).
+    The line is cleared when the block ends, so what the command prints next starts clean."""
+    if quiet is None:
+        ctx = click.get_current_context(silent=True)
+        quiet = bool(ctx is not None and ctx.params.get("as_json"))
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    shown = [False]
+
+    def show(stage: str, done: int, total: int | None) -> None:
+        text = _STAGES.get(stage, stage).format(done=done)
+        if total:
+            text += f" of {total:,}"
+        click.echo(f"\r\x1b[2K{text}", err=True, nl=False)
+        shown[0] = True
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            click.echo("\r\x1b[2K", err=True, nl=False)
 
 
 def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:

@@ -96,6 +96,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         return Reply(FALLBACK)
     finally:
         warm_up(ws)  # the warm process may have gone idle during a long pause in the session
+        build_map_if_missing(ws)
     if not result.memories:
         if ws.store.count(Query()) == 0:
             return Reply(FALLBACK)
@@ -104,6 +105,16 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         for r in result.memories:
             state.seen[r.memory.id] = state.turn
     return Reply(block([r.line() for r in result.memories]))
+
+
+def build_map_if_missing(ws: Workspace) -> None:
+    """A fresh clone used only through an agent: the first prompt starts the repo map's build in the
+    background (recall meanwhile goes without co-change and fan-in). One indexed read when it exists."""
+    repo = ws.repo_map()
+    if repo is not None and not repo.built():
+        from tether.lifecycle.mapbuild import start_build
+
+        start_build(ws)  # even a small one: a prompt hook has no business reading history
 
 
 def warm_up(ws: Workspace) -> None:
