@@ -253,3 +253,85 @@ def test_any_syncing_command_reports_that_a_memory_followed_a_rename(tether, rep
     )
     assert json.loads(tether("get", memory_id, "--json").out)["files"] == ["src/app/transfer.py"]
     assert "renamed" not in tether("list").err  # reported once
+
+
+# -- issue 17's failure classes, one test each ---------------------------------------------------------
+
+
+def test_pinned_pierces_the_budget_but_does_not_crowd_out_evidence(ws: Workspace) -> None:
+    for n in range(3):
+        ws.add(f"Release trains leave on Tuesdays, rule {n}", pinned=True)
+    relevant = ws.add("Uploads are chunked at 5 MB", files=["src/app/upload.py"]).memory
+    result = ws.recall("why are uploads chunked?", ["src/app/upload.py"], record=False)
+    assert ids(result) == [relevant.id]  # irrelevant pinned memories do not take the three slots
+    pinned_relevant = ws.add(
+        "Upload chunk size is 5 MB, never more", pinned=True, files=["src/app/upload.py"]
+    ).memory
+    result = ws.recall("why are uploads chunked?", ["src/app/upload.py"], record=False, budget=10)
+    assert ids(result) == [pinned_relevant.id]  # first, and past a budget nothing else fits in
+
+
+def test_a_pinned_memory_whose_files_are_gone_stops_injecting(ws: Workspace, repo: Path) -> None:
+    memory = ws.add("Auth tokens rotate hourly", pinned=True, files=["src/app/auth.py"]).memory
+    assert ids(ws.recall("auth tokens", ["src/app/auth.py"], record=False)) == [memory.id]
+    git(repo, "rm", "-q", "src/app/auth.py")
+    git(repo, "commit", "-q", "-m", "drop auth")
+    refresh_repo(ws)
+    assert ids(ws.recall("auth tokens rotate", [], record=False)) == []
+
+
+def test_a_match_in_cooldown_keeps_its_slot_instead_of_letting_weaker_ones_in(ws: Workspace) -> None:
+    best = ws.add("Uploads retry three times with backoff", files=["src/app/upload.py"]).memory
+    ws.add("Upload logs go to stderr", files=["src/"])
+    ws.add("Backoff uses jitter", files=["src/"])
+    first = ws.recall("upload retry backoff", ["src/app/upload.py"], session="s", turn=1, limit=1)
+    assert ids(first) == [best.id]
+    again = ws.recall("upload retry backoff", ["src/app/upload.py"], session="s", turn=2, limit=1)
+    assert ids(again) == []  # the best answer is already in context; nothing weaker replaces it
+
+
+def test_the_copy_on_the_touched_file_keeps_the_slot_of_identical_text(ws: Workspace) -> None:
+    # The same sentence tied to two places is two memories (a second add with other files is refused as
+    # a duplicate, so write the twins the way two rule files in two directories would produce them).
+    elsewhere = ws.add("Keep this list sorted", files=["docs/deploy.md"]).memory
+    here = ws.write(elsewhere.with_changes(id="0badc0de", files=("src/app/upload.py",)))
+    result = ws.recall("keep the list sorted", ["src/app/upload.py"], record=False)
+    assert ids(result) == [here.id]
+
+
+def test_every_memory_on_the_touched_file_is_scored_against_the_prompt(ws: Workspace) -> None:
+    # Sixty memories repository-wide match "upload" better than the one that answers; only the answering
+    # one is on the touched file and names the rest of the question.
+    for n in range(60):
+        ws.add(f"upload upload upload note {n}", files=[f"docs/n{n}.md"])
+    answer = ws.add(
+        "Uploads resume from the last acknowledged chunk offset", files=["src/app/upload.py"]
+    ).memory
+    for n in range(5):
+        ws.add(f"Auth helper detail {n}", files=["src/app/upload.py"])
+    result = ws.recall(
+        "how does an upload resume from the chunk offset?", ["src/app/upload.py"], record=False
+    )
+    assert ids(result)[0] == answer.id
+
+
+def test_memories_about_other_code_step_back_once_files_are_touched(ws: Workspace) -> None:
+    general = ws.add("Retry budgets are per request").memory  # no paths: applies everywhere
+    elsewhere = ws.add("Retry budgets are per request on the docs site", files=["docs/"]).memory
+    prompt = "retry budgets per request"
+
+    def score(memory_id: str, files: list[str]) -> float:
+        return ws.explain(memory_id, prompt, files)[0].score
+
+    assert score(general.id, ["src/app/upload.py"]) == pytest.approx(score(general.id, []), rel=0.05)
+    assert score(elsewhere.id, ["src/app/upload.py"]) < 0.6 * score(elsewhere.id, [])
+
+
+def test_a_memory_naming_many_files_is_weak_evidence_for_each(ws: Workspace) -> None:
+    wide = ws.add(
+        "Sweeping rename of the helpers", files=["src/app/upload.py", *[f"src/x{n}.py" for n in range(40)]]
+    ).memory
+    narrow = ws.add("Helpers in upload.py are private", files=["src/app/upload.py"]).memory
+    explained_wide, _ = ws.explain(wide.id, "", ["src/app/upload.py"])
+    explained_narrow, _ = ws.explain(narrow.id, "", ["src/app/upload.py"])
+    assert (explained_wide.magnitude.file or 0) < 0.5 * (explained_narrow.magnitude.file or 0)

@@ -97,7 +97,7 @@ def _hook(args: list[str]) -> int:
         except ValueError:
             deadline = client.DEFAULT_DEADLINE
         os.environ["TETHER_HOOK_DEADLINE"] = f"{max(0.2, deadline - (time.monotonic() - started)):.3f}"
-    code = hook_main(args, stdin=io.StringIO(raw.decode("utf-8", "replace")))
+    code = hook_main(args, stdin=io.StringIO(raw.decode("utf-8", "replace")), hard=True)
     if status == "absent":
         from tether.resident.launch import start_quietly
 

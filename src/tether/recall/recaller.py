@@ -11,10 +11,12 @@ and the clock; `Workspace.recaller()` makes one.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from tether.anchors.locations import Location, split_places
+from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
@@ -81,10 +83,14 @@ class Recaller:
         record: bool = True,
         channels: Collection[str] = CHANNELS,
         require_evidence: bool = True,
+        locations: Sequence[Location] = (),
     ) -> RecallResult:
         """Rank memories for a prompt and the files being touched, filter, budget, and record surfacings.
 
-        >>> ws.recaller().recall("why does upload retry?", ["src/upload.py"]).memories  # doctest: +SKIP
+        A file may carry the place being edited (`src/upload.py:120`, `src/upload.py::retry`), or `locations`
+        say it: memories anchored there rank first among the file's.
+
+        >>> ws.recaller().recall("why does upload retry?", ["src/upload.py:40"]).memories  # doctest: +SKIP
         """
         unknown = set(channels) - set(CHANNELS)
         if unknown:
@@ -94,23 +100,32 @@ class Recaller:
         limit = self.settings.limit if limit is None else limit
         budget = self.settings.budget if budget is None else budget
         query = sanitize(prompt or "")
-        touched = self.normalize(files)
-        ranked = self._rank(query, touched, session, channels)
+        touched, places = self.places(files, locations)
+        ranked = self._rank(query, touched, session, channels, places=places)
         quiet: set[str] = set()
         if session and turn is not None:
             quiet = self.store.surfaced_in_session(session, turn - self.settings.cooldown_turns)
         chosen: list[Recalled] = []
         used = 0
+        slots = 0
         for candidate in ranked:
-            if len(chosen) >= limit:
+            if slots >= limit:
                 break
-            if (require_evidence and not candidate.has_evidence) or candidate.memory_id in quiet:
+            # Pinned memories pierce the budget but do not crowd out evidence: on their own they are what
+            # session start shows, not what every prompt gets.
+            if require_evidence and not candidate.relevant:
+                continue
+            if candidate.memory_id in quiet:
+                # Shown a few turns ago: it keeps its slot, quietly. Weaker matches do not move up to fill
+                # it (the best answer for this prompt is already in the agent's context).
+                slots += 1
                 continue
             recalled = Recalled.of(candidate, len(chosen) + 1)
             cost = len(recalled.line()) + 1
             if used + cost > budget and not recalled.memory.pinned:
                 continue
             used += cost
+            slots += 1
             chosen.append(recalled)
         if record and chosen:
             now = self.clock()
@@ -124,7 +139,8 @@ class Recaller:
         self, query: str, *, files: Sequence[str] = (), limit: int = 10, category: str | None = None
     ) -> list[Recalled]:
         """Text-first search with the same fusion; pinned-only matches are left out. Nothing is recorded."""
-        ranked = self._rank(sanitize(query) or query, self.normalize(files), None, CHANNELS)
+        touched, places = self.places(files)
+        ranked = self._rank(sanitize(query) or query, touched, None, CHANNELS, places=places)
         out: list[Recalled] = []
         for candidate in ranked:
             assert candidate.memory is not None
@@ -148,8 +164,9 @@ class Recaller:
         memory = self.store.get(mid)
         if memory is None:
             raise NotFoundError(f"no memory {mid}: `tether list --all` shows every id")
+        touched, places = self.places(files)
         ranked = self._rank(
-            sanitize(prompt or ""), self.normalize(files), session, CHANNELS, include=memory.id
+            sanitize(prompt or ""), touched, session, CHANNELS, include=memory.id, places=places
         )
         rank = 0
         for candidate in ranked:
@@ -169,6 +186,14 @@ class Recaller:
                 continue
         return list(out)
 
+    def places(
+        self, files: Sequence[str], locations: Sequence[Location] = ()
+    ) -> tuple[list[str], list[Location]]:
+        """Touched files and the places in them (`path:123`, `path::Symbol`, `locations`), repo-relative."""
+        paths, places = split_places(files, lambda raw: self.root is not None and (self.root / raw).exists())
+        found = [replace(p, path=rel[0]) for p in [*places, *locations] if (rel := self.normalize([p.path]))]
+        return self.normalize([*paths, *(p.path for p in found)]), found
+
     # -- ranking ----------------------------------------------------------------------------------
 
     def _rank(
@@ -178,6 +203,7 @@ class Recaller:
         session: str | None,
         channels: Collection[str],
         include: str | None = None,
+        places: Sequence[Location] = (),
     ) -> list[Candidate]:
         pool = ch.Pool()
         words = terms(query)
@@ -200,6 +226,8 @@ class Recaller:
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
             ch.pinned_channel(self.store, pool)
+        if "anchor" in channels and places:
+            self._anchor_channel(list(places), pool)
         if include:
             pool.candidate(include)
         if not pool:
@@ -208,7 +236,6 @@ class Recaller:
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         ranked: list[Candidate] = []
-        by_hash: dict[str, Candidate] = {}
         for mid, c in pool.items():
             memory = memories.get(mid)
             if memory is None:
@@ -235,16 +262,28 @@ class Recaller:
             self._adjust(c, telemetry.get(mid, Telemetry()), now)
             if touched and memory.files and c.evidence.file is None and c.evidence.cochange is None:
                 c.score *= scoring.OUT_OF_SCOPE_FACTOR
-            # The same knowledge in project and user scope takes one slot; project is the narrower claim.
-            twin = by_hash.get(memory.content_hash)
-            if twin is not None and twin.memory is not None:
-                if twin.memory.scope == "project" or memory.scope != "project":
-                    continue
-                ranked.remove(twin)
-            by_hash[memory.content_hash] = c
+            if memory.pinned and memory.files and not any(self._exists(p) for p in memory.files):
+                continue  # pinned to files that are all gone: a dead reference, not a standing order
             ranked.append(c)
-        ranked.sort(key=lambda c: (not (c.memory and c.memory.pinned), -c.score, c.memory_id))
-        return ranked
+        # Pinned memories with evidence first; then by score (project over user on a tie: the narrower claim).
+        ranked.sort(
+            key=lambda c: (
+                not (c.memory and c.memory.pinned and c.relevant),
+                -c.score,
+                c.memory is not None and c.memory.scope != "project",
+                c.memory_id,
+            )
+        )
+        # The same knowledge twice (project and user scope, or two places) takes one slot: the copy that
+        # ranks best, i.e. whose files fit what is touched, keeps it.
+        seen: set[str] = set()
+        unique = []
+        for c in ranked:
+            digest = c.memory.content_hash if c.memory else c.memory_id
+            if digest not in seen or c.memory_id == include:
+                seen.add(digest)
+                unique.append(c)
+        return unique
 
     # Channels a variant may override (the quality benchmark's tuning variants do).
 
@@ -253,6 +292,16 @@ class Recaller:
 
     def _path_channel(self, touched_terms: list[str], pool: ch.Pool) -> None:
         ch.path_channel(self.store, touched_terms, pool)
+
+    def _anchor_channel(self, places: list[Location], pool: ch.Pool) -> None:
+        views: dict[str, FileView] = {}
+
+        def view(path: str) -> FileView:
+            if path not in views:
+                views[path] = FileView.read(self.root, path) if self.root else FileView(path, None)
+            return views[path]
+
+        ch.anchor_channel(self.store, places, view, pool)
 
     def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.

@@ -194,7 +194,16 @@ class RemoteEmbedder:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(self.timeout)
-            conn.connect(str(self.path))
+            while True:
+                try:
+                    conn.connect(str(self.path))
+                    break
+                except (
+                    BlockingIOError
+                ):  # the server's backlog is full for a moment: wait, within the deadline
+                    if time.monotonic() + 0.005 >= deadline:
+                        raise TimeoutError from None
+                    time.sleep(0.005)
             conn.sendall(json.dumps(request).encode() + b"\n")
             while not data.endswith(b"\n"):
                 remaining = deadline - time.monotonic()

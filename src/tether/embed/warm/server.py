@@ -66,6 +66,9 @@ class EmbedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """The socket server and the model behind it; `run` drives its life."""
 
     daemon_threads = True
+    # socketserver's default backlog is 5: nine sessions' hooks at once (and a busy machine that lets the
+    # accept loop fall behind) overflow it, and a Unix socket then refuses connects with EAGAIN.
+    request_queue_size = 128
 
     def __init__(self, path: Path, spec: str, embedder: Embedder, index: Path, idle_seconds: float) -> None:
         super().__init__(str(path), _Handler)
