@@ -16,6 +16,7 @@ from tether.anchors.resolve import FileView, resolve
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
+from tether.notes.sync import FRESH_SECONDS
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
 from tether.recall.evidence import memory_line
@@ -73,7 +74,9 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     warm_up(ws)  # first, so the model loads while the rest of session start runs
     for ignored in ws.config.ignored:  # once a session, where a person reads the log
         ws.log(f"config: {ignored.message()}")
-    ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
+    # Notes edited in place since the last command (hooks otherwise trust dir mtimes); in the resident
+    # process, its own watch scanned them moments ago.
+    ws.sync(full=True, fresh_within=FRESH_SECONDS)
     hints = session_start_housekeeping(ws)
     repo = ws.repo_map()
     pinned = [

@@ -107,7 +107,9 @@ class Memories:
             for ignored in self._ws.config.ignored:
                 log.warning("%s", ignored.message())
         else:
-            self._ws.sync()
+            from tether.notes.sync import FRESH_SECONDS
+
+            self._ws.sync(fresh_within=FRESH_SECONDS)  # one stat per note directory, not one per note
         return self._ws
 
     def _mark_session(self, ws: Workspace) -> None:
