@@ -146,11 +146,52 @@ def measure(size: int, runs: int, rng: random.Random, soak: int) -> None:
                 f"resident process: rss {state.get('rss_mib')} MiB (peak {state.get('peak_rss_mib')} MiB), "
                 f"served {state.get('served')}, refused {state.get('refused')}, overruns {state.get('overruns')}"
             )
+            breakdown(root, home)
             if soak:
                 run_soak(root, env, files, soak, server.pid)
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
+
+
+def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
+    """Where a session start's time goes inside a long-lived process (as the resident answers it): the
+    note sync and each housekeeping pass, medians of `rounds` with nothing new to do."""
+    from tether.lifecycle.housekeeping import maintain
+    from tether.notes.sync import FRESH_SECONDS
+    from tether.store.base import Query
+    from tether.workspace import Workspace
+
+    times: dict[str, list[float]] = {}
+
+    def note(name: str, seconds: float) -> None:
+        times.setdefault(name, []).append(seconds * 1000)
+
+    saved = os.environ.get("TETHER_HOME")
+    os.environ["TETHER_HOME"] = str(home)
+    try:
+        with Workspace.open(root, home=home, light=True) as ws:
+            maintain(ws, in_hook=True)  # the first one does what there is to do; then nothing is new
+            for _ in range(rounds):
+                started = time.perf_counter()
+                ws.sync(full=True)
+                note("note sync, every note (a hook process)", time.perf_counter() - started)
+                started = time.perf_counter()
+                ws.sync(full=True, fresh_within=FRESH_SECONDS)
+                note("note sync, fresh scan trusted (resident)", time.perf_counter() - started)
+                for name, seconds in maintain(ws, in_hook=True).seconds.items():
+                    note(f"housekeeping: {name}", seconds)
+                started = time.perf_counter()
+                ws.find(Query(pinned=True))
+                note("pinned memories", time.perf_counter() - started)
+    finally:
+        if saved is None:
+            os.environ.pop("TETHER_HOME", None)
+        else:
+            os.environ["TETHER_HOME"] = saved
+    print("session start, where the time goes (in process, nothing new; median ms):")
+    for name, values in times.items():
+        print(f"  {name:<44}{statistics.median(values):>8.1f}")
 
 
 def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid: int) -> None:

@@ -8,6 +8,7 @@ cleanup hint). Session end: expire the session's memory and start distill when i
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
 
 from tether.lifecycle.reanchor import Reanchored, reanchor
@@ -23,6 +24,7 @@ class Housekeeping:
     reanchored: Reanchored = field(default_factory=Reanchored)
     archived: list[Memory] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # per pass, for the benchmark's breakdown
 
 
 def follow_renames(ws: Memories, renames: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
@@ -143,10 +145,12 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
             report.hints.append(hint)
 
     for name, step in (("repo map", repo), ("archive", archive), ("rules", rules), ("cleanup", cleanup)):
+        started = time.perf_counter()
         try:
             step()
         except Exception:
             ws.log(f"housekeeping: the {name} pass failed", exc=True)
+        report.seconds[name] = time.perf_counter() - started
     if report.renamed:
         moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
         report.hints.insert(
