@@ -58,6 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["hook"]:
         # Hooks run on every prompt and tool call: skip the CLI framework's import.
         sys.exit(_hook(args[1:]))
+    if args[:1] == ["mcp"]:
+        # An agent waits for the tool list before its first turn: no CLI framework, no SDK before it.
+        from tether.adapters.mcp.front import main as mcp_front
+
+        served = mcp_front(args[1:])
+        if served is not None:
+            sys.exit(served)
     if args[:1] and args[0] in _RESIDENT_COMMANDS and not {"-h", "--help"} & set(args):
         _command_via_resident(args)
     build_cli()
