@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_repomap": ["--commits", "2000", "--files", "500", "--runs", "2"],
     "bench_embedders": ["--texts", "200", "--queries", "50", "--cold-runs", "1"],
-    "bench_mcp": ["--runs", "2"],
+    "bench_mcp": ["--runs", "2", "--memories", "100"],
 }
 
 

@@ -2,8 +2,8 @@
 
 Importing the SDK is almost all of an MCP server's start (0.6-2 s; a plain JSON-RPC loop answers in
 ~30 ms), and agents wait for `tools/list` before their first turn. So this front, on the standard library
-alone, imports and builds the real server in a thread while it answers `initialize`, `ping` and
-`tools/list` itself, from the answers the SDK gave on an earlier start (`$TETHER_HOME/mcp-front.json`, kept
+alone, answers `initialize`, `ping` and `tools/list` itself (then imports and builds the real server in a
+thread, so the import does not slow those answers), from the answers the SDK gave on an earlier start (`$TETHER_HOME/mcp-front.json`, kept
 per tether version and per source of the server, its tools and the SDK: any change means the SDK answers
 again). The first message it does not know (a tool call) waits for the server, which then takes the
 stream over: the handshake is replayed to it under ids of the front's own, whose answers are not sent on
@@ -96,7 +96,6 @@ def serve(cwd: Path, home: Path) -> None:
     os.dup2(null, 0)
     os.dup2(2, 1)  # stray output (an import's print) goes to stderr, never onto the wire
     os.close(null)
-    loader.start()
     current = stamp()
     cache = load_cache(home, current)
     replay: list[bytes] = []  # the handshake the front answered, to be replayed to the server
@@ -129,9 +128,14 @@ def serve(cwd: Path, home: Path) -> None:
             and not (message.get("params") or {}).get("cursor")
         ):
             _send(wire_out, {"jsonrpc": "2.0", "id": ident, "result": cache["tools"]})
+            # Now the SDK: loading it in a thread from the start would slow these answers (one GIL).
+            if loader.ident is None:  # not started yet
+                loader.start()
             continue
         replay.append(line)
         break
+    if loader.ident is None:
+        loader.start()
     loader.join()
     if loader.error is not None:
         raise loader.error
