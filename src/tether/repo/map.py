@@ -253,6 +253,19 @@ class RepoMap:
         """Whether a refresh ever completed here (under the current counting rules)."""
         return self._cached_state().get("version") == REPOMAP_VERSION
 
+    def fresh(self, seconds: float) -> bool:
+        """Whether a refresh finished less than `seconds` ago at today's HEAD (a hook then skips its own:
+        the resident process refreshes every few seconds between requests). Two quick git calls."""
+        state = self.tables.state()
+        try:
+            age = (time.time_ns() - int(state.get("refreshed_at_ns", "0"))) / 1e9
+        except ValueError:
+            return False
+        if state.get("version") != REPOMAP_VERSION or not 0 <= age < seconds:
+            return False
+        probe = git_probe(self.root)
+        return (probe[1] if probe is not None else None) == state.get("last_commit")
+
     def backlog(self) -> int:
         """The commits a refresh would read now: 0 when history is up to date, every commit of HEAD when
         it would build from scratch (never built, other rules or root, history rewritten). A few quick
