@@ -76,6 +76,42 @@ def probe(root: Path) -> tuple[str, str | None] | None:
     return prefix, (head.stdout.decode().strip() or None) if head.returncode == 0 else None
 
 
+def head_stamp(root: Path) -> str | None:
+    """What HEAD is, read from `.git` without running git: HEAD's text plus the stat of the ref it names
+    and of `packed-refs`. Any commit, checkout, pull or reset changes it (a hook compares it with the
+    last refresh's instead of spending two git processes). None when it cannot be read (then ask git)."""
+    here = root.resolve()
+    for directory in (here, *here.parents):
+        dot = directory / ".git"
+        try:
+            if dot.is_file():
+                text = dot.read_text(encoding="utf-8").strip()
+                if not text.startswith("gitdir:"):
+                    return None
+                gitdir = (directory / text[len("gitdir:") :].strip()).resolve()
+            elif dot.is_dir():
+                gitdir = dot
+            else:
+                continue
+            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+            common = gitdir
+            if (gitdir / "commondir").is_file():
+                common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+            parts = [head]
+            if head.startswith("ref:"):
+                ref = head[len("ref:") :].strip()
+                for place in (gitdir / ref, common / ref, common / "packed-refs"):
+                    try:
+                        info = place.stat()
+                        parts.append(f"{place}:{info.st_mtime_ns}:{info.st_size}")
+                    except FileNotFoundError:
+                        parts.append(f"{place}:-")
+            return "|".join(parts)
+        except OSError:
+            return None
+    return None
+
+
 def _split_z(raw: bytes) -> list[str]:
     return [os.fsdecode(p) for p in raw.split(b"\0") if p]
 

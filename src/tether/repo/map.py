@@ -35,6 +35,7 @@ from tether.repo.git import (
     HistoryRestarted,
     collapse_renames,
     git,
+    head_stamp,
     list_files,
     stream_commits,
     stream_without_renames,
@@ -165,6 +166,7 @@ class RepoMap:
         A build killed part way has written nothing: the next refresh starts it again. `progress` is
         called as (stage, done, total or None) for a terminal to show."""
         started = time.time_ns()
+        stamp = head_stamp(self.root)
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
@@ -221,6 +223,7 @@ class RepoMap:
                         "last_commit": head,
                         "files_digest": _digest(files),
                         "refreshed_at_ns": str(started),
+                        "head_stamp": stamp,
                     }
                 )
             self._state = None
@@ -255,7 +258,7 @@ class RepoMap:
 
     def fresh(self, seconds: float) -> bool:
         """Whether a refresh finished less than `seconds` ago at today's HEAD (a hook then skips its own:
-        the resident process refreshes every few seconds between requests). Two quick git calls."""
+        the resident process refreshes every few seconds between requests). Reads `.git`, no git process."""
         state = self.tables.state()
         try:
             age = (time.time_ns() - int(state.get("refreshed_at_ns", "0"))) / 1e9
@@ -263,6 +266,11 @@ class RepoMap:
             return False
         if state.get("version") != REPOMAP_VERSION or not 0 <= age < seconds:
             return False
+        if state.get("mode") == "dir":
+            return True
+        stamp = head_stamp(self.root)
+        if stamp is not None and state.get("head_stamp"):
+            return stamp == state["head_stamp"]  # read from .git: no git process
         probe = git_probe(self.root)
         return (probe[1] if probe is not None else None) == state.get("last_commit")
 
