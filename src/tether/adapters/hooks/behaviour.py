@@ -74,9 +74,10 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     warm_up(ws)  # first, so the model loads while the rest of session start runs
     for ignored in ws.config.ignored:  # once a session, where a person reads the log
         ws.log(f"config: {ignored.message()}")
-    # Notes edited in place since the last command (hooks otherwise trust dir mtimes); in the resident
-    # process, its own watch scanned them moments ago.
-    ws.sync(full=True, fresh_within=FRESH_SECONDS)
+    # Notes edited in place since the last command (hooks otherwise trust dir mtimes). In the resident
+    # process, its watch scans them every 15 s while idle: a minute allows for a busy stretch (a scan of
+    # 10k notes takes 0.25-0.9 s, more than a session start may spend there).
+    ws.sync(full=True, fresh_within=4 * FRESH_SECONDS)
     hints = session_start_housekeeping(ws)
     repo = ws.repo_map()
     pinned = [
