@@ -397,3 +397,47 @@ def test_write_commands_print_json(
     assert run.code == 0, run.err
     out = json.loads(run.out)
     assert out["id"] == memory and out[key] == value
+
+
+class _Terminal:
+    """A stderr that says it is a terminal, keeping what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_shows_on_a_terminal_only_and_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from tether.adapters.cli.common import progress_line
+
+    with progress_line(quiet=False) as off_a_tty:
+        assert off_a_tty is None  # pytest's stderr is no terminal
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with progress_line(quiet=True) as quiet:
+        assert quiet is None  # --json
+    with progress_line(quiet=False) as show:
+        assert show is not None
+        show("history", 12000, None)
+        show("writing", 0, None)
+    assert "reading git history: 12,000 commits" in terminal.text and "writing the repo map" in terminal.text
+    assert terminal.text.endswith("\r\x1b[2K")  # the line is cleared for what the command prints next
+
+
+def test_repomap_builds_and_reports_in_json(repo: Path, tether: Run) -> None:
+    done = tether("repomap", "--json")
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert data["built"] is True and data["renamed"] == 0 and len(data["last_commit"]) == 40
+    assert tether("repomap").out.startswith("repo map up to date at ")
