@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import index_ids, note_files
+from tether.config import set_value
 from tether.embed import HashedEmbedder
+from tether.embed.providers import make_embedder
 from tether.notes.sync import scan, sync
 from tether.store.base import Event, NoteRef, Query
 from tether.store.sqlite.store import SQLiteStore
@@ -140,3 +142,21 @@ def test_note_indexed_by_another_writer_during_a_sync_is_not_dropped(
         assert report.removed == []
         assert index_ids(repo) == set(added)
     other.close()
+
+
+@pytest.mark.parametrize(("first", "then"), [("hashed", "static"), ("static", "hashed")])
+def test_changing_the_embedder_re_embeds_the_index(repo: Path, home: Path, first: str, then: str) -> None:
+    # Vectors are kept per embedder id: the next open after a switch embeds every memory in the new space,
+    # and a query in that space finds them (vectors of another embedder are never compared).
+    set_value(repo / ".tether" / "config.toml", "embedder", first)
+    with Workspace.open(repo, home=home) as ws:
+        memory = ws.add("Tool execution uses runTool").memory
+        old = ws.embedder.id
+        assert ws.store.missing_vectors(old) == []
+    set_value(repo / ".tether" / "config.toml", "embedder", then)
+    with Workspace.open(repo, home=home) as ws:
+        new = ws.embedder.id
+        assert new != old and new == make_embedder(then).id
+        assert ws.store.missing_vectors(new) == []
+        query = ws.embedder.embed(["Tool execution uses runTool"])[0]
+        assert [mid for mid, _ in ws.store.nearest(new, query, 1)] == [memory.id]

@@ -29,6 +29,7 @@ from pathlib import Path
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
 from tether.adapters.hooks.behaviour import gotchas_for
+from tether.embed import Embedder
 from tether.errors import SecretError, ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.memory import content_hash
@@ -47,7 +48,7 @@ def shipped_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Seque
 class Prepared:
     """A workspace at C1 holding the corpus's memories, and the map from tether ids to corpus ids."""
 
-    def __init__(self, corpus: GotchaCorpus) -> None:
+    def __init__(self, corpus: GotchaCorpus, embedder: Embedder | None = None) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"tether-gotchas-{corpus.repo}-"))
         repo, home = self.tmp / "repo", self.tmp / "home"
         home.mkdir()
@@ -64,7 +65,7 @@ class Prepared:
             check=True,
         ).stdout.strip()
         moment = datetime.fromtimestamp(int(stamp), tz=UTC)
-        self.ws = Workspace.open(repo, home=home, clock=lambda: moment)
+        self.ws = Workspace.open(repo, home=home, embedder=embedder, clock=lambda: moment)
         self.members: dict[str, list[tuple[str, str, int]]] = {}  # tether id -> [(corpus id, path, line)]
         self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0}
         add_started = time.perf_counter()
@@ -114,14 +115,15 @@ class Prepared:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-# One workspace per repository, shared by every tether system of a run (building it is the slow part).
+# One workspace per repository and embedder, shared by every tether system of a run (building it is the
+# slow part). None is the embedder the default configuration chooses.
 _PREPARED: dict[str, Prepared] = {}
 
 
-def prepared(corpus: GotchaCorpus) -> Prepared:
-    key = f"{corpus.repo}:{corpus.c1}"
+def prepared(corpus: GotchaCorpus, embedder: Embedder | None = None) -> Prepared:
+    key = f"{corpus.repo}:{corpus.c1}:{embedder.id if embedder is not None else 'default'}"
     if key not in _PREPARED:
-        _PREPARED[key] = Prepared(corpus)
+        _PREPARED[key] = Prepared(corpus, embedder)
     return _PREPARED[key]
 
 
@@ -136,13 +138,16 @@ class TetherGotchas:
 
     modes = ("prompt", "prompt+files", "edit")
 
-    def __init__(self, name: str = "tether", recall: RecallFn = shipped_recall) -> None:
+    def __init__(
+        self, name: str = "tether", recall: RecallFn = shipped_recall, embedder: Embedder | None = None
+    ) -> None:
         self.name = name
         self.recall = recall
+        self.embedder = embedder
         self.prep: Prepared | None = None
 
     def prepare(self, corpus: GotchaCorpus) -> None:
-        self.prep = prepared(corpus)
+        self.prep = prepared(corpus, self.embedder)
 
     def retrieve(self, view: GotchaView, mode: str) -> list[str]:
         assert self.prep is not None
@@ -180,3 +185,23 @@ def tether() -> TetherGotchas:
 
 def before_edit() -> TetherBeforeEdit:
     return TetherBeforeEdit()
+
+
+def with_embedder(spec: str) -> TetherGotchas:
+    """tether as shipped with the embedder `spec` instead of the default (README "Choosing the embedder")."""
+    from tether.embed.providers import make_embedder
+
+    embedder = make_embedder(spec)
+    return TetherGotchas(f"tether+{embedder.id}", embedder=embedder)
+
+
+def hashed() -> TetherGotchas:
+    return with_embedder("hashed")
+
+
+def static() -> TetherGotchas:
+    return with_embedder("static")
+
+
+def minilm() -> TetherGotchas:
+    return with_embedder("sentence-transformers:all-MiniLM-L6-v2")

@@ -282,6 +282,22 @@ def no_semantic() -> TetherRetriever:
     return TetherRetriever("tether-no-sem", ("file", "cochange", "text", "pinned"))
 
 
+def with_embedder(spec: str) -> TetherRetriever:
+    """tether as shipped with the embedder `spec` instead of the default (README "Choosing the embedder")."""
+    from tether.embed.providers import make_embedder
+
+    embedder = make_embedder(spec)
+    return TetherRetriever(f"tether+{embedder.id}", CHANNELS, embedder)
+
+
+def hashed() -> TetherRetriever:
+    return with_embedder("hashed")
+
+
+def static() -> TetherRetriever:
+    return with_embedder("static")
+
+
 def minilm() -> TetherRetriever:
     from tether.embed.providers import make_embedder
 

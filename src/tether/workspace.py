@@ -235,12 +235,19 @@ class Workspace(Memories):
         return self.recaller().explain(memory_id, prompt, files, session)
 
     def search(
-        self, query: str, *, limit: int = 10, category: str | None = None, files: Sequence[str] = ()
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        category: str | None = None,
+        files: Sequence[str] = (),
+        weak: bool = True,
     ) -> list[Recalled]:
-        """Ranked search (full text and semantic, with the recall fusion). Nothing is recorded."""
+        """Ranked search (full text and semantic, with the recall fusion), not gated like injection: each
+        result is marked `strong` or `weak` (see `Recaller.search`). Nothing is recorded."""
         if category is not None:
             check_choice("category", category, CATEGORIES)
-        return self.recaller().search(query, files=list(files), limit=limit, category=category)
+        return self.recaller().search(query, files=list(files), limit=limit, category=category, weak=weak)
 
     # -- export, import, health -------------------------------------------------------------------
 

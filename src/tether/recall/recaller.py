@@ -130,24 +130,34 @@ class Recaller:
         return RecallResult(query, touched, chosen, len(ranked))
 
     def search(
-        self, query: str, *, files: Sequence[str] = (), limit: int = 10, category: str | None = None
+        self,
+        query: str,
+        *,
+        files: Sequence[str] = (),
+        limit: int = 10,
+        category: str | None = None,
+        weak: bool = True,
     ) -> list[Recalled]:
-        """Text-first search with the same fusion; pinned-only matches are left out. Nothing is recorded."""
+        """The best matches for an asked-for search, with the recall fusion. Nothing is recorded.
+
+        Unlike injection, search is not gated on evidence: whoever asks gets the nearest memories, each
+        marked `strong` (it would pass the injection's gate) or `weak` (only ranked near: a shared topic, a
+        partial text match), strong ones first. `weak=False` keeps the strong ones alone. Memories found
+        only for being pinned are left out: pinning says nothing about this query.
+        """
         ranked = self._rank(sanitize(query) or query, self.normalize(files), None, CHANNELS)
-        out: list[Recalled] = []
+        strong: list[Candidate] = []
+        near: list[Candidate] = []
         for candidate in ranked:
             assert candidate.memory is not None
             if category and candidate.memory.category != category:
                 continue
-            pinned, candidate.evidence.pinned = candidate.evidence.pinned, None
-            relevant = candidate.has_evidence
-            candidate.evidence.pinned = pinned
-            if not relevant:
-                continue
-            out.append(Recalled.of(candidate, len(out) + 1))
-            if len(out) >= limit:
-                break
-        return out
+            if candidate.relevant:
+                strong.append(candidate)
+            elif weak and set(candidate.rrf) - {"pinned"}:
+                near.append(candidate)
+        found = (strong + near)[:limit]
+        return [Recalled.of(c, rank) for rank, c in enumerate(found, 1)]
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None

@@ -79,6 +79,11 @@ CLAUSE_EVIDENCE_COVERAGE = 0.5
 # Semantic: below this cosine the (hashed) embedding only says "shared topic": rank credit, no magnitude,
 # no evidence. Ungated, that noise outscored file hits on vague queries.
 SEM_GATE = 0.30
+# A static model (model2vec: the mean of per-token vectors) puts every two texts near each other, since
+# they share the direction of common words: on benchmarks/quality/meaning.py an off-topic question's best
+# cosine is about 0.36 where hashed's is 0.13 and MiniLM's 0.12, and an answer's about 0.57. Its gate sits
+# above the off-topic cosines; the value is tuned on the dev windows (README "Choosing the embedder").
+STATIC_SEM_GATE = 0.50
 SEM_MAX = 0.14
 SEM_CANDIDATES = 50
 
@@ -129,10 +134,19 @@ def breadth(files: int) -> float:
     return float((BREADTH_FILES / files) ** 0.5)
 
 
-def sem_magnitude(cosine: float) -> float:
-    if cosine < SEM_GATE:
+def sem_gate(embedder_id: str) -> float:
+    """The cosine above which `embedder_id`'s similarity is evidence (below: shared topic, rank credit).
+
+    >>> sem_gate("hashed-v2-384"), sem_gate("static:minilm-l6-128i8")
+    (0.3, 0.5)
+    """
+    return STATIC_SEM_GATE if embedder_id.startswith(("static:", "model2vec:")) else SEM_GATE
+
+
+def sem_magnitude(cosine: float, gate: float = SEM_GATE) -> float:
+    if cosine < gate:
         return 0.0
-    return min(SEM_MAX, SEM_MAX * (cosine - SEM_GATE) / (1.0 - SEM_GATE) * 2.0)
+    return min(SEM_MAX, SEM_MAX * (cosine - gate) / (1.0 - gate) * 2.0)
 
 
 def blast(fan_in: int) -> float:

@@ -20,6 +20,8 @@ __all__ = ["SPECS", "EmbedderError", "auto_embedder", "make_embedder"]
 
 SPECS = (
     "hashed",
+    "static",
+    "static:<model2vec model directory>",
     "auto",
     "sentence-transformers:<model directory or packaged model name>",
     "fastembed:<model name>[@<cache or model directory>]",
@@ -46,6 +48,10 @@ def make_embedder(
         return auto_embedder()
     provider, sep, rest = text.partition(":")
     rest = rest.strip()
+    if provider == "static":
+        from tether.embed.static import StaticEmbedder
+
+        return StaticEmbedder(rest) if sep and rest else StaticEmbedder.packaged()
     if sep and provider == "sentence-transformers":
         if not rest:
             raise ConfigError(f"embedder {spec!r} needs a model: 'sentence-transformers:all-MiniLM-L6-v2'")
@@ -77,7 +83,8 @@ def make_embedder(
 
 
 def auto_embedder() -> Embedder:
-    """The best real model already installed on this machine, else the hashed embedder.
+    """The best real model already installed on this machine, else the packaged static model (the hashed
+    embedder if a source checkout lacks it).
 
     Decided from what is installed, without importing anything heavy or loading the model.
     """
@@ -92,4 +99,8 @@ def auto_embedder() -> Embedder:
             directory = packaged_model_dir(model)
             if directory is not None and any(directory.glob("*.safetensors")):
                 return SentenceTransformerEmbedder(model.name)
+    from tether.embed.static import PACKAGED_DIR, StaticEmbedder
+
+    if (PACKAGED_DIR / "model.safetensors").is_file():
+        return StaticEmbedder.packaged()
     return HashedEmbedder()
