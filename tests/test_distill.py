@@ -16,10 +16,12 @@ import pytest
 
 from conftest import append, assistant, text, tool, user
 from secret_samples import CREDENTIALS, URLSAFE, fake, pem_body
+from tether.intake.autodistill import near_duplicate
 from tether.intake.distill import DistillError, distill_session, parse_facts
 from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
 from tether.intake.transcript import USER_MAX
 from tether.model.memory import Memory, content_hash
+from tether.workspace import Workspace
 
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
 
@@ -554,3 +556,22 @@ def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Pat
     (memory,) = store.memories
     assert len(memory.summary) <= 160 and memory.summary.endswith("…")
     assert memory.details == f"{long}\n\nBecause."
+
+
+@pytest.mark.parametrize(
+    ("fact", "duplicate"),
+    [
+        ("Use pnpm for all installs", True),  # one word inserted
+        ("Staging listens on port 8443", False),  # another fact in the same words: a static model says 0.97
+        ("The API is cached for ten minutes", False),
+        ("User prefers small commits", False),
+    ],
+)
+def test_near_duplicates_are_judged_by_wording_whatever_the_embedder(
+    ws: Workspace, fact: str, duplicate: bool
+) -> None:
+    ws.add("Use pnpm for installs")
+    ws.add("Staging listens on port 6443")
+    ws.add("The API is cached for five minutes")
+    assert ws.embedder.id.startswith("static:")  # the default: a model of meaning, blind to these numbers
+    assert (near_duplicate(ws, fact) is not None) == duplicate

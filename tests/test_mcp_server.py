@@ -201,7 +201,8 @@ async def test_search_returns_short_results_and_get_the_full_text(project: Proje
         found = await call(client, "memory_search", {"query": "which port does staging listen on"})
         hit = found["results"][0]
         assert hit["id"] == project.ids["port"]
-        assert set(hit) == {"id", "summary", "category", "score", "receipt", "has_details"}
+        assert set(hit) == {"id", "summary", "category", "score", "receipt", "confidence", "has_details"}
+        assert hit["confidence"] == "strong"
         assert hit["has_details"] is True and "text" in hit["receipt"]
         assert "Checked against" not in str(found)  # full text only from memory_get
         full = await call(client, "memory_get", {"id": project.ids["port"]})
@@ -219,6 +220,27 @@ async def test_search_returns_short_results_and_get_the_full_text(project: Proje
         assert state is not None and state["memory_tools"]["calls"] == 2
     finally:
         store.close()
+
+
+async def test_search_by_meaning_with_the_default_embedder(project: Project) -> None:
+    # The Acolyte article's promise: asked in other words, search finds the memory. With the default
+    # configuration (the packaged static model), and no word of the question but a stem in the memory.
+    async with serve(project) as client:
+        added = await call(client, "memory_add", {"summary": "Tool execution uses runTool"})
+        found = await call(client, "memory_search", {"query": "how do tools work in this project"})
+        assert found["results"][0]["id"] == added["id"]
+        assert found["results"][0]["confidence"] == "strong" and "sem" in found["results"][0]["receipt"]
+
+
+async def test_search_returns_the_nearest_marked_weak_when_nothing_matches_well(project: Project) -> None:
+    # An asked-for search is not gated like injection: the nearest memories come back, marked weak.
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": "what is the capital of france"})
+        injected = await call(client, "memory_search", {"query": "which port does staging listen on"})
+    assert found["results"] and {hit["confidence"] for hit in found["results"]} == {"weak"}
+    assert found["hint"].startswith("no strong match")
+    assert injected["results"][0]["confidence"] == "strong"
+    assert not injected["hint"].startswith("no strong match")
 
 
 async def test_without_a_session_id_no_session_is_recorded(project: Project) -> None:

@@ -58,6 +58,11 @@ def test_greedy_longest_match(text: str, tokens: list[str]) -> None:
     assert WordPiece(SMALL).tokens(text) == tokens
 
 
+def test_skipped_words_give_no_ids() -> None:
+    # Whole words only: "tools" is not the skipped "tool".
+    assert WordPiece(SMALL, skip=frozenset({"tool"})).tokens("run Tool tools") == ["run", "tool", "##s"]
+
+
 def test_a_word_past_the_length_limit_is_unknown() -> None:
     assert WordPiece(SMALL, max_word_chars=5).tokens("runtool run") == ["[UNK]", "run"]
 

@@ -27,8 +27,9 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
         "edit guard: off | context | deny-once | auto (deny-once for pinned/high gotchas)",
     ),
     "embedder": (
-        "hashed",
-        "embedder spec: hashed | auto | sentence-transformers:<dir> | openai:<url>#<model>",
+        "static",
+        "embedder spec: static | hashed | auto | static:<dir> | sentence-transformers:<dir> | "
+        "fastembed:<model>[@<dir>] | openai:<url>#<model>",
     ),
     "embed_server.enabled": (
         True,

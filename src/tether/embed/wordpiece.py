@@ -43,8 +43,10 @@ class WordPiece:
         max_word_chars: int = 100,
         lowercase: bool = True,
         strip_accents: bool | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.vocab = vocab
+        self.skip = skip  # normalized words left out entirely (a static model's stopwords)
         self.unk = unk
         self.unk_id = vocab.get(unk)
         self.prefix = prefix
@@ -55,7 +57,7 @@ class WordPiece:
         self._cache: dict[str, list[int]] = {}
 
     @classmethod
-    def from_file(cls, path: Path) -> WordPiece:
+    def from_file(cls, path: Path, *, skip: frozenset[str] = frozenset()) -> WordPiece:
         """The WordPiece tokenizer of a Hugging Face `tokenizer.json`; ConfigError for any other kind."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -75,6 +77,7 @@ class WordPiece:
             max_word_chars=int(model.get("max_input_chars_per_word", 100)),
             lowercase=bool(normalizer.get("lowercase", True)),
             strip_accents=normalizer.get("strip_accents"),
+            skip=skip,
         )
 
     def tokens(self, text: str) -> list[str]:
@@ -85,6 +88,8 @@ class WordPiece:
     def ids(self, text: str) -> list[int]:
         out: list[int] = []
         for word in self.words(text):
+            if word in self.skip:
+                continue
             known = self._cache.get(word)
             if known is None:
                 known = self._word_ids(word)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.config import Config
+from tether.embed import HashedEmbedder
 from tether.errors import TetherError, ValidationError
 from tether.intake.distill import DistillReport, distill_session
 from tether.intake.llm import LLMProvider
@@ -24,15 +25,31 @@ from tether.model.memory import CATEGORIES, Memory
 # 0.81. The gap is thin, so the gate sits high: a missed duplicate costs a `tether purge` or `tether rm`,
 # a wrongly dropped fact is lost without anyone seeing it.
 NEAR_DUPLICATE_COSINE = 0.9
+# A near-duplicate is a matter of wording, which is what the hashed embedder measures. A model of meaning
+# cannot judge it: the static model puts "Staging listens on port 6443" and "... port 8443" at 0.97, and
+# "cached for five minutes" and "... ten minutes" at 0.99 (hashed: 0.79 and 0.77). So the workspace's
+# embedder finds the nearest few memories (a reworded duplicate is near in every space) and the hashed
+# embedder's cosine decides.
+NEAR_DUPLICATE_CANDIDATES = 20
 
 
 def near_duplicate(ws: Memories, text: str, threshold: float = NEAR_DUPLICATE_COSINE) -> Memory | None:
-    """The active memory most similar to `text` when its cosine is at least `threshold`, else None."""
+    """The active memory worded most like `text` when their hashed cosine is at least `threshold`, else None."""
     embedder = ws.embedder
-    found = ws.store.nearest(embedder.id, embedder.embed([text])[0], 1)
-    if not found or found[0][1] < threshold:
+    found = ws.store.nearest(embedder.id, embedder.embed([text])[0], NEAR_DUPLICATE_CANDIDATES)
+    candidates = [m for m in (ws.store.get(mid) for mid, _ in found) if m is not None]
+    if not candidates:
         return None
-    return ws.store.get(found[0][0])
+    words = HashedEmbedder()
+    query, *vectors = words.embed([text, *(m.text for m in candidates)])
+    cosine, best = max(
+        (
+            (sum(a * b for a, b in zip(query, v, strict=True)), m)
+            for v, m in zip(vectors, candidates, strict=True)
+        ),
+        key=lambda pair: pair[0],
+    )
+    return best if cosine >= threshold else None
 
 
 def distill_provider(config: Config, env: Mapping[str, str] | None = None) -> LLMProvider:
