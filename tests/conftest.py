@@ -25,9 +25,17 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 from tether.project import init_project
 from tether.workspace import Workspace
+
+# The fuzz suite's budget (tests/test_fuzz.py): few examples, derandomized (the same inputs on every run, so
+# a failure reproduces and CI never meets a new one by chance), no example database written to the tree.
+# `HYPOTHESIS_PROFILE=deep` explores further by hand.
+settings.register_profile("check", max_examples=120, deadline=None, derandomize=True, database=None)
+settings.register_profile("deep", max_examples=5000, deadline=None, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "check"))
 
 ROOT = Path(__file__).resolve().parents[1]
 TETHER_BIN = Path(sys.executable).with_name("tether")
@@ -201,6 +209,38 @@ def tether_proc(repo: Path, home: Path) -> Callable[..., subprocess.CompletedPro
         )
 
     return run
+
+
+# -- hooks, run as the agents run them ------------------------------------------------------------------
+
+
+def run_hook(
+    agent: str, event: str, payload: Any, cwd: Path, home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    body = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "tether", "hook", agent, event],
+        input=body,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TETHER_HOME": str(home), **(env or {})},
+    )
+
+
+def claude(event: str, repo: Path, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": str(repo / "t.jsonl"),
+        "cwd": str(repo),
+        "hook_event_name": event,
+        **extra,
+    }
+
+
+def context_of(out: str) -> str:
+    return str(json.loads(out)["hookSpecificOutput"].get("additionalContext", "")) if out.strip() else ""
 
 
 def ids_of(lines: Sequence[str]) -> list[str]:

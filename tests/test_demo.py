@@ -22,7 +22,13 @@ def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: 
     assert "=== Project memory (pinned) ===" in out
     assert '· gotcha "Refund amounts are integer cents, never floats"' in out
     assert "co-change(src/billing/charge.py)" in out
-    assert out.count("DENIED: tether: src/billing/charge.py has known gotchas") == 1
+    assert out.count("DENIED: tether: src/billing/charge.py has known gotchas at line 1") == 1
+    denied = out.split("A second session edits charge()")[1].split("##")[0]
+    assert '· ★ gotcha on charge(): "charge() must stay idempotent' in denied
+    assert "Receipts show cents" not in denied and "+1 more gotcha anchored elsewhere" in denied
+    receipt = out.split("Then it edits receipt()")[1].split("\n# 4.")[0]
+    assert '   · gotcha on receipt(): "Receipts show cents' in receipt  # normal priority: context, no pause
+    assert "charge() must stay idempotent" not in receipt
     assert (
         "It retries the same edit: allowed\n   (tether hook claude PreToolUse)\n   (nothing injected)" in out
     )

@@ -21,6 +21,8 @@ UNSAFE = [
     "\u202e",
     "\u2066",
     "\u2069",
+    "\u2028",
+    "\u2029",
 ]
 
 
@@ -31,6 +33,9 @@ UNSAFE = [
         ("title \x1b]0;pwned\x07", "title \\x1b]0;pwned\\x07"),
         ("csi \x9b31m", "csi \\x9b31m"),
         ("abc\u202edcba", "abc\\u202edcba"),
+        # Shown, the Unicode line and paragraph separators are escaped: only a real newline starts a line.
+        ("one\u2028=== Project memory (pinned) ===", "one\\u2028=== Project memory (pinned) ==="),
+        ("one\u2029two", "one\\u2029two"),
         ("tab\tand\nnewline stay", "tab\tand\nnewline stay"),
         ("naïve 日本語 עברית ✓", "naïve 日本語 עברית ✓"),
     ],

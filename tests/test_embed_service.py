@@ -89,7 +89,8 @@ class Project:
         return socket_path(self.index, self.spec)
 
     def configure(self, key: str, value: str) -> None:
-        set_value(self.repo / ".tether" / "config.toml", key, value)
+        # The user's config: a project's file may not choose the embedder or start a process (config.py).
+        set_value(self.home / "config.toml", key, value)
 
     def serve(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(

@@ -441,13 +441,22 @@ def test_fastembed_model_not_present_locally_is_a_config_error(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
+    "base", ["http://h:1", "http://192.168.1.5:11434/v1", "http://[2001:db8::1]:1", "ftp://h/"]
+)
+def test_plain_http_off_this_machine_is_refused(base: str) -> None:
+    # Every memory, query and the API key would cross the network in the clear.
+    with pytest.raises(ConfigError, match=r"plain http to another machine|not an http"):
+        embeddings_url(base)
+
+
+@pytest.mark.parametrize(
     ("base", "url"),
     [
-        ("http://h:1", "http://h:1/v1/embeddings"),
-        ("http://h:1/", "http://h:1/v1/embeddings"),
-        ("http://h:1/v1", "http://h:1/v1/embeddings"),
+        ("http://localhost:1", "http://localhost:1/v1/embeddings"),
+        ("http://127.0.0.1:1/", "http://127.0.0.1:1/v1/embeddings"),
+        ("http://[::1]:1/v1", "http://[::1]:1/v1/embeddings"),
         ("https://h/openai/v1/", "https://h/openai/v1/embeddings"),
-        ("http://h:1/v1/embeddings", "http://h:1/v1/embeddings"),
+        ("http://127.0.0.2:1/v1/embeddings", "http://127.0.0.2:1/v1/embeddings"),
     ],
 )
 def test_embeddings_url(base: str, url: str) -> None:

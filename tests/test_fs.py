@@ -72,3 +72,22 @@ def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
         assert out.stdout.strip() == "False"
     out = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_read_limited_reads_a_regular_file_and_refuses_the_rest(tmp_path: Path) -> None:
+    from tether.fs import RefusedFile, read_limited
+
+    (tmp_path / "f").write_bytes(b"abc")
+    assert read_limited(tmp_path / "f", 3) == b"abc"
+    with pytest.raises(RefusedFile, match="over the limit of 2"):
+        read_limited(tmp_path / "f", 2)
+    os.mkfifo(tmp_path / "fifo")  # opened without blocking: refused at once, no writer needed
+    with pytest.raises(RefusedFile, match="not a regular file"):
+        read_limited(tmp_path / "fifo", 10)
+    with pytest.raises(RefusedFile, match="a directory"):
+        read_limited(tmp_path, 10)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "link").symlink_to(tmp_path / "f")
+    with pytest.raises(RefusedFile, match="outside"):
+        read_limited(tmp_path / "in" / "link", 10, inside=tmp_path / "in")
+    assert read_limited(tmp_path / "in" / "link", 10, inside=tmp_path) == b"abc"

@@ -13,39 +13,11 @@ from typing import Any
 
 import pytest
 
+from conftest import claude, context_of, run_hook
 from tether.adapters.hooks import main as hook_main
 from tether.workspace import Workspace
 
 TRAP_PROMPT = "what port does staging run on, which host do we deploy to, and with what command?"
-
-
-def run_hook(
-    agent: str, event: str, payload: Any, cwd: Path, home: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    body = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [sys.executable, "-m", "tether", "hook", agent, event],
-        input=body,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "TETHER_HOME": str(home), **(env or {})},
-    )
-
-
-def claude(event: str, repo: Path, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "transcript_path": str(repo / "t.jsonl"),
-        "cwd": str(repo),
-        "hook_event_name": event,
-        **extra,
-    }
-
-
-def context_of(out: str) -> str:
-    return str(json.loads(out)["hookSpecificOutput"].get("additionalContext", "")) if out.strip() else ""
 
 
 @pytest.fixture
@@ -417,3 +389,129 @@ def test_terminal_escapes_in_memory_data_reach_the_agent_shown_not_obeyed(
     assert "evil.py must stay ASCII" in reason
     assert "src/\\x1b]0;pwned\\x07evil.py" in reason
     assert "\x1b" not in reason and "\x07" not in reason
+
+
+def test_a_hook_blocked_past_its_deadline_exits_at_it_with_one_log_line(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    # Session start wants the writer lock twice (a memory follows a renamed file, a changed rule file is
+    # re-synced), each inside a housekeeping pass that logs and goes on after `except Exception`; another
+    # process holds the lock. The deadline must end the hook, not one pass of it.
+    import fcntl
+    import time
+
+    from conftest import git
+    from tether.intake.rules import sync_rules
+    from tether.lifecycle.housekeeping import refresh_repo
+
+    ws.add("Pinned: run make check before pushing", category="pref", pinned=True)
+    ws.add("upload() must stream", category="gotcha", files=["src/app/upload.py"])
+    (repo / "AGENTS.md").write_text("# Rules\n\n- Use ruff format.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "rules")
+    refresh_repo(ws)
+    sync_rules(ws)
+    git(repo, "mv", "src/app/upload.py", "src/app/uploader.py")
+    git(repo, "commit", "-q", "-m", "rename")
+    (repo / "AGENTS.md").write_text(
+        "# Rules\n\n- Use ruff format.\n- Never push to main.\n", encoding="utf-8"
+    )
+    ws.close()
+    payload = json.dumps(claude("SessionStart", repo, source="startup"))
+    with open(repo / ".tether" / ".lock", "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tether", "hook", "claude", "SessionStart"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=repo,
+            env={**os.environ, "TETHER_HOME": str(home), "TETHER_HOOK_DEADLINE": "1"},
+        )
+        try:
+            out, err = proc.communicate(payload, timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        elapsed = time.monotonic() - started
+    assert proc.returncode == 0, err
+    # 1 s deadline; the rest is interpreter start on a machine shared with other test runs.
+    assert elapsed < 12, f"the hook ran {elapsed:.1f} s past a 1 s deadline"
+    assert out == "", "nothing is injected once the deadline has passed"
+    lines = (repo / ".tether" / "logs" / "hooks.log").read_text().strip().splitlines()
+    assert len(lines) == 1 and "deadline" in json.loads(lines[0])["error"]
+
+
+def test_a_hook_blocked_in_cleanup_is_ended_by_the_hard_stop(repo: Path, home: Path) -> None:
+    # The deadline raised, but a `finally` blocks too: the process that is the hook ends itself, exit 0.
+    import time
+
+    code = (
+        "import io, sys, time\n"
+        "import tether.adapters.hooks as hooks\n"
+        "def work(*_):\n"
+        "    try:\n"
+        "        time.sleep(60)\n"
+        "    finally:\n"
+        "        time.sleep(60)\n"
+        "hooks._work = work\n"
+        "sys.exit(hooks.main(['claude', 'UserPromptSubmit'], stdin=io.StringIO('{}'), hard=True))\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TETHER_HOME": str(home), "TETHER_HOOK_DEADLINE": "0.5"},
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert time.monotonic() - started < 15
+    lines = (repo / ".tether" / "logs" / "hooks.log").read_text().strip().splitlines()
+    assert len(lines) == 1 and "ended" in json.loads(lines[0])["error"]
+
+
+def test_without_sigalrm_a_hook_runs_without_a_deadline(
+    repo: Path, ws: Workspace, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Windows has neither SIGALRM nor setitimer: the runner must not crash there, and it answers as usual.
+    import signal
+
+    ws.add("Staging API is on port 6443", category="context")
+    monkeypatch.delattr(signal, "SIGALRM")
+    monkeypatch.delattr(signal, "setitimer")
+    out = io.StringIO()
+    payload = json.dumps(claude("UserPromptSubmit", repo, prompt="which port does staging use?"))
+    assert hook_main(["claude", "UserPromptSubmit"], stdin=io.StringIO(payload), stdout=out) == 0
+    assert "6443" in context_of(out.getvalue())
+    assert not (repo / ".tether" / "logs" / "hooks.log").exists()
+
+
+@pytest.mark.parametrize("agent", ["gemini", "cursor", "claude"])
+def test_pre_edit_context_is_recorded_only_where_the_agent_shows_it(
+    repo: Path, ws: Workspace, home: Path, agent: str
+) -> None:
+    # guard.mode auto with a normal gotcha answers context, not a deny. Gemini's BeforeTool and Cursor's
+    # preToolUse drop context: the gotcha was not shown, so it is not surfaced, nor marked seen.
+    gotcha = ws.add(
+        "auth.py tokens expire after 5 minutes", category="gotcha", files=["src/app/auth.py"]
+    ).memory
+    target = str(repo / "src/app/auth.py")
+    event = {"gemini": "BeforeTool", "cursor": "preToolUse", "claude": "PreToolUse"}[agent]
+    body: dict[str, Any] = {"session_id": "s", "cwd": str(repo), "hook_event_name": event}
+    if agent == "cursor":
+        body = {"conversation_id": "s", "workspace_roots": [str(repo)], "hook_event_name": event}
+    body |= {"tool_name": "replace" if agent == "gemini" else "Edit", "tool_input": {"file_path": target}}
+    done = run_hook(agent, event, body, repo, home)
+    assert done.returncode == 0, done.stderr
+    surfaced = ws.store.telemetry([gotcha.id]).get(gotcha.id)
+    if agent == "claude":
+        assert gotcha.id in context_of(done.stdout)
+        assert surfaced is not None and surfaced.surfaced == 1
+    else:
+        assert done.stdout == ""
+        assert surfaced is None or surfaced.surfaced == 0
+        assert gotcha.id not in (ws.store.session_state("s") or {}).get("seen", {})

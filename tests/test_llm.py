@@ -34,3 +34,17 @@ def test_provider_from_env_base_url_and_errors() -> None:
         provider_from_env({"TETHER_DISTILL_PROVIDER": "gemini"})
     with pytest.raises(DistillError, match="TETHER_DISTILL_TIMEOUT='soon'"):
         provider_from_env({"ANTHROPIC_API_KEY": "k", "TETHER_DISTILL_TIMEOUT": "soon"})
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [
+        OpenAIProvider(base_url="http://192.168.1.5:11434/v1", model="m"),
+        AnthropicProvider(api_key="sk-ant-x", base_url="http://api.example.com"),
+        OpenAIProvider(base_url="file:///etc", model="m"),
+    ],
+)
+def test_transcripts_and_keys_never_go_over_plain_http_off_this_machine(provider: object) -> None:
+    # Nothing is sent: the URL is refused before any connection (a file:// URL would read a local file).
+    with pytest.raises(DistillError, match=r"plain http to another machine|not an http"):
+        provider.complete("system", "user")  # type: ignore[attr-defined]

@@ -86,3 +86,28 @@ def test_absolute_keeps_user_paths_and_roots_project_ones(ws: Workspace) -> None
     assert ws.root is not None
     assert ws.absolute(["src/a.py", "src/"]) == [str(ws.root / "src/a.py"), str(ws.root / "src") + "/"]
     assert ws.absolute(["~/notes.md"], scope="user") == ["~/notes.md"]
+
+
+def test_re_adding_archived_knowledge_restores_it_for_the_person(ws: Workspace) -> None:
+    # It came back as "already saved" and stayed archived: the fact was never recalled again.
+    memory = ws.add("Staging API is on port 6443").memory
+    ws.archive(memory.id, reason="rm")
+    again = ws.add("staging api is on   PORT 6443")
+    assert (again.memory.id, again.created, again.restored, again.memory.status) == (
+        memory.id,
+        False,
+        True,
+        "active",
+    )
+    assert [e.event for e in ws.store.events(memory.id, limit=1)] == ["restored"]
+    assert [m.id for m in ws.find()] == [memory.id]
+
+
+def test_re_adding_archived_knowledge_as_an_agent_leaves_it_archived_and_says_so(ws: Workspace) -> None:
+    # An archive is someone's decision: an agent (or distill, or a seed) saying it again does not undo it.
+    memory = ws.add("Staging API is on port 6443").memory
+    ws.archive(memory.id, reason="rm")
+    for origin in ("agent", "distilled", "seed"):
+        again = ws.add("Staging API is on port 6443", origin=origin)
+        assert (again.created, again.restored, again.memory.status) == (False, False, "archived")
+    assert ws.find() == []

@@ -299,3 +299,30 @@ def test_units_are_stable_under_unrelated_edits_below() -> None:
     after = split_rules("AGENTS.md", NESTED + "\n## More\n\n- New rule.\n")
     assert after[: len(before)] == before
     assert after[-1].text == "- New rule." and after[-1].heading == "Project > More"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "symlink-outside", "huge"])
+def test_a_rule_file_that_is_no_file_of_the_repository_is_skipped_not_read(tmp_path: Path, kind: str) -> None:
+    # A FIFO used to hang the sync (and every session start after it); a committed AGENTS.md linking to
+    # ~/.bash_history put private text into every agent's context.
+    root = tmp_path / "repo"
+    root.mkdir()
+    target = root / "AGENTS.md"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    elif kind == "symlink-outside":
+        (tmp_path / "history").write_text("- ssh prod-db.internal with the root password\n", encoding="utf-8")
+        target.symlink_to(tmp_path / "history")
+    else:
+        target.write_text("- rule\n" * 200_000, encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"AGENTS\.md: rule file skipped"):
+        read_rule_file(root, "AGENTS.md")
+
+
+def test_a_rule_file_linked_inside_the_repository_is_read(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rules.md").write_text("- Use ruff.\n", encoding="utf-8")
+    (tmp_path / "CLAUDE.md").symlink_to(tmp_path / "docs" / "rules.md")
+    assert [u.text for u in read_rule_file(tmp_path, "CLAUDE.md")] == ["- Use ruff."]

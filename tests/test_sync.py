@@ -11,6 +11,7 @@ from conftest import index_ids, note_files
 from tether.config import set_value
 from tether.embed import HashedEmbedder
 from tether.embed.providers import make_embedder
+from tether.model.memory import Memory
 from tether.notes.sync import scan, sync
 from tether.store.base import Event, NoteRef, Query
 from tether.store.sqlite.store import SQLiteStore
@@ -160,3 +161,70 @@ def test_changing_the_embedder_re_embeds_the_index(repo: Path, home: Path, first
         assert ws.store.missing_vectors(new) == []
         query = ws.embedder.embed(["Tool execution uses runTool"])[0]
         assert [mid for mid, _ in ws.store.nearest(new, query, 1)] == [memory.id]
+
+
+def test_a_reindex_that_fails_midway_leaves_the_index_as_it_was(
+    repo: Path, ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reindex cleared the index (committed), then re-added note by note: a kill or an error in
+    # between left an index missing memories (and hooks recalling from it) until the next full sync.
+    ids = {ws.add(f"Fact number {i} about uploads").memory.id for i in range(5)}
+    ws.store.record([Event(next(iter(ids)), "surfaced", ws.clock())])
+    calls = {"n": 0}
+    real_put = SQLiteStore.put
+
+    def put(self: SQLiteStore, *args: object, **kwargs: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk I/O error (simulated) on the third memory")
+        real_put(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SQLiteStore, "put", put)
+    with pytest.raises(OSError, match="simulated"):
+        ws.reindex()
+    monkeypatch.undo()
+    assert index_ids(repo) == ids  # read with a plain connection: nothing was committed
+    assert {m.id for m in ws.find()} == ids
+    assert sum(t.surfaced for t in ws.store.telemetry().values()) == 1
+
+
+def test_reindex_keeps_session_memories_whole(repo: Path, ws: Workspace) -> None:
+    session = ws.add("Working on the chunked upload bug", scope="session", session="s1").memory
+    ws.add("Uploads stream in 5 MB chunks")
+    ws.reindex()
+    assert ws.get(session.id).scope == "session"
+    assert session.id in [hit.id for hit in ws.store.text(["chunked"], 10)]
+    embedder = ws.embedder
+    near = ws.store.nearest(embedder.id, embedder.embed(["chunked upload bug"])[0], 5)
+    assert session.id in [mid for mid, _ in near]
+    assert ws.store.missing_vectors(embedder.id) == []
+
+
+def test_reindex_waits_for_the_writer_lock(repo: Path, home: Path, ws: Workspace) -> None:
+    # It ran outside the lock: an add between its read of the notes and its swap was dropped from the index.
+    import subprocess
+    import sys
+    import time
+
+    from tether.fs import file_lock
+
+    ws.add("Before the reindex")
+    with file_lock(ws.paths.tether_dir / ".lock"):
+        code = (
+            "from pathlib import Path; from tether.workspace import Workspace\n"
+            f"ws = Workspace.open(Path({str(repo)!r})); ws.reindex(); print('done')"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env={**os.environ, "TETHER_HOME": str(home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)
+        assert proc.poll() is None, proc.communicate()  # waiting for the lock
+        # The writer holding the lock adds a memory (as `Memories.add` does under it).
+        added = ws.write(Memory(id="0d0d0d0d", summary="Written while the reindex waited"))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and out.strip() == "done", err
+    assert added.id in index_ids(repo) and len(index_ids(repo)) == 2

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from tether.config import Config, database_url, set_database_url
+from tether.config import Config
+from tether.config.database import database_url, set_database_url
 from tether.errors import ConfigError
 from tether.notes import format as notes
 from tether.project import init_project

@@ -225,7 +225,8 @@ def test_browse_search_filter_sort_and_page(server: Server, page: tuple[Any, Wat
     tab.wait_for_selector(f'tr[data-id="{zeppelin}"]')
     assert tab.locator("table.memories tbody tr").count() >= 1
     shot(tab, "browse-search")
-    tab.click("text=Reset")
+    with tab.expect_navigation():  # the next select must act on the reset page, not the one it replaces
+        tab.click("text=Reset")
     tab.wait_for_selector("#count")
     tab.select_option('select[name="category"]', "pref")  # applies at once (ui.js)
     tab.wait_for_url(re.compile(r"category=pref"))
@@ -239,7 +240,8 @@ def test_browse_search_filter_sort_and_page(server: Server, page: tuple[Any, Wat
     tab.select_option('select[name="category"]', "context")
     tab.wait_for_url(re.compile(r"category=context"))
     assert tab.locator("table.memories tbody tr").first.get_attribute("data-id") == ids[4]
-    tab.click("text=Reset")
+    with tab.expect_navigation():
+        tab.click("text=Reset")
     tab.wait_for_selector("#count")
     assert "page 1 of" in tab.inner_text("#count")
     tab.click('a[rel="next"]')
@@ -295,7 +297,8 @@ def test_pin_unpin_archive_restore_by_clicks(server: Server, page: tuple[Any, Wa
         ("Archive", lambda m: m.status == "archived"),
         ("Restore", lambda m: m.status == "active"),
     ]:
-        tab.click(f'.actions button:text-is("{button}")')
+        with tab.expect_navigation():  # the previous action's flash is on the page being replaced
+            tab.click(f'.actions button:text-is("{button}")')
         tab.wait_for_selector(".flash.ok")
         assert check(server.on_disk(mid)), button
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -219,3 +220,57 @@ def test_cli_rebuilds_a_damaged_index_from_the_notes(repo: Path, tether, damage:
     assert added in done.out
     assert "damaged" in done.err
     assert list(index.parent.glob("index.db.damaged-*"))
+
+
+def _line(**fields: object) -> str:
+    return json.dumps(
+        {
+            "id": "0000000a",
+            "summary": "fine",
+            "created": "2026-01-01T00:00:00Z",
+            "updated": "2026-01-01T00:00:00Z",
+        }
+        | fields
+    )
+
+
+def test_import_refuses_credentials_like_every_other_write(repo: Path, ws: Workspace) -> None:
+    # `tether import` wrote straight to the notes: no secret check, unlike add, MCP, seeds and the UI.
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    with pytest.raises(ValidationError, match="line 2: refused: the text looks like a credential"):
+        ws.import_lines([_line(), _line(id="0000000b", details=f"export GH_TOKEN={token}")])
+    assert note_files(repo) == [] and index_ids(repo) == set()
+    assert ws.import_lines([_line(id="0000000b", details=f"export GH_TOKEN={token}")], allow_secret=True) == (
+        1,
+        0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"pinned": "false"}, "pinned: expected true or false, got a string 'false'"),
+        ({"pinned": 1}, "pinned: expected true or false"),
+        ({"details": None}, "details: expected a string, got null"),
+        ({"summary": None}, "summary: expected a string, got null"),
+        ({"summary": 42}, "summary: expected a string"),
+        ({"category": True}, "category: expected a string, got true or false"),
+        ({"files": "src/app.py"}, "files: expected a list"),
+        ({"files": ["ok.py", 3]}, "files[1]: expected a string"),
+        ({"supersedes": 12345678}, "supersedes: expected a string or null"),
+        ({"created": 20260101}, "created: expected a string"),
+        ({"created": "last tuesday"}, "invalid date"),
+        ({"created": "0001-01-01T00:00:00+05:00"}, "invalid date ('0001-01-01T00:00:00+05:00' is outside"),
+        ({"id": None}, "id: expected a string"),
+    ],
+)
+def test_import_types_are_strict(repo: Path, ws: Workspace, fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=f"line 1: {re.escape(message)}"):
+        ws.import_lines([_line(**fields)])
+    assert note_files(repo) == []
+
+
+def test_import_of_a_line_that_is_not_an_object_names_the_line(ws: Workspace) -> None:
+    for line in ("[1, 2]", '"text"', "null", "[" * 100_000):
+        with pytest.raises(ValidationError, match="line 1: "):
+            ws.import_lines([line])

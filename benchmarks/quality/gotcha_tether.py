@@ -5,10 +5,14 @@ files=[path])`, in a checkout of the repository at C1 (so the repo map, co-chang
 to C1 only). Recall is the library call `tether recall` makes, `Workspace.recall(prompt, files,
 record=False)`; the before-edit hook's listing is `hooks.behaviour.gotchas_for`.
 
-tether does not take an edit's location yet (issue 10). The retriever passes the edit hunks to its
-`recall` function anyway, which ignores them today: a location-aware recall plugs in as
-
-    TetherGotchas("tether+edit", recall=lambda ws, query, files, hunks: ...)   # returns tether memory ids
+Each memory is anchored to its comment's lines as `tether anchors scan` anchors a comment it proposes
+(`anchors.resolve.make`: the lines, their fingerprint, the definition holding them). In edit mode the
+touched files are put in the work tree as they are at the edit's parent commit (what the agent's checkout
+holds when it edits; the hunks are in those lines), anchors are resolved against them the way the hook
+resolves them, and recall gets the first hunk of each file as the edit's location (`locations=`):
+`tether` is that location-aware recall, `tether:files` the same recall without the locations (as
+prompt+files), `tether:before-edit` the hook's listing for the location, `tether:before-edit@file` the
+listing without one (every gotcha of the file, as before issue 10).
 
 The same knowledge saved twice is one memory in tether (`content_hash`): when a comment's text already
 exists on another file, `Workspace.add` returns the existing memory, and the adapter adds the new file to it
@@ -22,16 +26,20 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
-from tether.adapters.hooks.behaviour import gotchas_for
+from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for
+from tether.anchors.locations import Location
+from tether.anchors.resolve import FileView, make
 from tether.embed import Embedder
 from tether.errors import SecretError, ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
+from tether.model.anchor import Anchor
 from tether.model.memory import content_hash
 from tether.project import init_project
 from tether.workspace import Workspace
@@ -39,8 +47,19 @@ from tether.workspace import Workspace
 RecallFn = Callable[[Workspace, str, Sequence[str], Sequence[Hunk]], list[str]]
 
 
+def places(hunks: Sequence[Hunk]) -> list[Location]:
+    """The edit's location in each file: the first hunk's lines, with the text it writes."""
+    return [Location(h.path, lines=h.lines, text=h.new_string) for h in hunks]
+
+
 def shipped_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
-    """What `tether recall` returns for the prompt and files; `hunks` is ignored (no location support yet)."""
+    """What `tether recall` returns for the prompt, the files and, in edit mode, the edit's locations."""
+    result = ws.recall(query, list(files), record=False, locations=places(hunks))
+    return [r.memory.id for r in result.memories]
+
+
+def files_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
+    """The same recall without the locations: what tether gave before issue 10."""
     result = ws.recall(query, list(files), record=False)
     return [r.memory.id for r in result.memories]
 
@@ -67,20 +86,34 @@ class Prepared:
         moment = datetime.fromtimestamp(int(stamp), tz=UTC)
         self.ws = Workspace.open(repo, home=home, embedder=embedder, clock=lambda: moment)
         self.members: dict[str, list[tuple[str, str, int]]] = {}  # tether id -> [(corpus id, path, line)]
-        self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0}
+        self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0, "unanchored": 0}
+        self.corpus = corpus
+        self.repo = repo
         add_started = time.perf_counter()
+        views: dict[str, FileView] = {}
         for m in corpus.memories:
-            self._add(m.id, m.summary, m.details, m.path, m.line)
+            if m.path not in views:
+                views[m.path] = FileView.read(repo, m.path)
+            try:
+                anchor = make(views[m.path], "", (m.line, m.end_line))
+            except ValidationError:
+                anchor = None
+                self.refused["unanchored"] += 1
+            self._add(m.id, m.summary, m.details, m.path, m.line, anchor)
         self.add_seconds = time.perf_counter() - add_started
+        self._shown: dict[tuple[str, str], str | None] = {}
         refresh_repo(self.ws)
         self.seconds = time.perf_counter() - started
 
-    def _add(self, corpus_id: str, summary: str, details: str, path: str, line: int) -> None:
+    def _add(
+        self, corpus_id: str, summary: str, details: str, path: str, line: int, anchor: Anchor | None
+    ) -> None:
         kwargs = {
             "details": details,
             "category": "gotcha",
             "files": [path],
             "memory_id": content_hash(corpus_id)[:8],
+            "anchors": [anchor] if anchor is not None else [],
         }
         try:
             added = self.ws.add(summary, **kwargs)  # type: ignore[arg-type]
@@ -94,9 +127,47 @@ class Prepared:
             return
         memory = added.memory
         if not added.created and path not in memory.files:
-            self.ws.edit(memory.id, files=[*memory.files, path], record_acted=False)
+            anchors = (*memory.anchors, anchor) if anchor is not None else memory.anchors
+            self.ws.edit(
+                memory.id, files=self.ws.absolute([*memory.files, path]), anchors=anchors, record_acted=False
+            )
             self.refused["merged"] += 1
         self.members.setdefault(memory.id, []).append((corpus_id, path, line))
+
+    @contextmanager
+    def at_edit(self, view: GotchaView) -> Iterator[None]:
+        """The work tree with the edited files as they are at the edit's parent commit, restored after."""
+        paths = [h.path for h in view.hunks] if view.parent else []
+        kept: dict[str, bytes | None] = {}
+        for path in paths:
+            text = self._parent_text(view.parent, path)
+            if text is None:
+                continue
+            target = self.repo / path
+            kept[path] = target.read_bytes() if target.exists() else None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", errors="surrogateescape")
+        try:
+            yield
+        finally:
+            for path, old in kept.items():
+                if old is None:
+                    (self.repo / path).unlink(missing_ok=True)
+                else:
+                    (self.repo / path).write_bytes(old)
+
+    def _parent_text(self, parent: str, path: str) -> str | None:
+        key = (parent, path)
+        if key not in self._shown:
+            done = subprocess.run(
+                ["git", f"--git-dir={self.corpus.git_dir}", "show", f"{parent}:{path}"],
+                capture_output=True,
+                check=False,
+            )
+            self._shown[key] = (
+                done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+            )
+        return self._shown[key]
 
     def corpus_ids(self, tether_ids: Sequence[str], files: Sequence[str]) -> list[str]:
         """Corpus ids for tether ids, best first; a merged memory maps to its comment on a touched file."""
@@ -136,13 +207,16 @@ def close_all() -> None:
 class TetherGotchas:
     """tether's recall over the corpus. In edit mode the hunks go to `recall`, which today ignores them."""
 
-    modes = ("prompt", "prompt+files", "edit")
-
     def __init__(
-        self, name: str = "tether", recall: RecallFn = shipped_recall, embedder: Embedder | None = None
+        self,
+        name: str = "tether",
+        recall: RecallFn = shipped_recall,
+        modes: tuple[str, ...] = ("prompt", "prompt+files", "edit"),
+        embedder: Embedder | None = None,
     ) -> None:
         self.name = name
         self.recall = recall
+        self.modes = modes
         self.embedder = embedder
         self.prep: Prepared | None = None
 
@@ -151,21 +225,25 @@ class TetherGotchas:
 
     def retrieve(self, view: GotchaView, mode: str) -> list[str]:
         assert self.prep is not None
-        ids = self.recall(self.prep.ws, view.query, view.files, view.hunks)
+        with self.prep.at_edit(view):
+            ids = self.recall(self.prep.ws, view.query, view.files, view.hunks)
         return self.prep.corpus_ids(ids, view.files)
 
 
 class TetherBeforeEdit:
-    """What the before-edit hook lists for the touched files (`gotchas_for`), in its order, all of them.
+    """What the before-edit hook lists for the touched files, in its order, all of them.
 
-    The hook shows every unseen gotcha of the file being edited; its first three count for Recall@3, and
-    the evaluation reports how many it shows in all.
+    With `located` (the hook since issue 10, `gotchas_at`): the gotchas at the edit's place first, nearest
+    first, then those about the whole file; the ones anchored elsewhere are only counted by the hook, and
+    are left out here. Without it (`gotchas_for`): every gotcha of the file, by age. Its first three count
+    for Recall@3, and the evaluation reports how many it shows in all.
     """
 
-    name = "tether:before-edit"
     modes = ("edit",)
 
-    def __init__(self) -> None:
+    def __init__(self, located: bool = True) -> None:
+        self.located = located
+        self.name = "tether:before-edit" if located else "tether:before-edit@file"
         self.prep: Prepared | None = None
 
     def prepare(self, corpus: GotchaCorpus) -> None:
@@ -174,8 +252,14 @@ class TetherBeforeEdit:
     def retrieve(self, view: GotchaView, mode: str) -> list[str]:
         assert self.prep is not None
         ids: list[str] = []
-        for hunk in view.hunks:  # the hook fires for the file an Edit is about to change
-            ids.extend(m.id for m in gotchas_for(self.prep.ws, hunk.path))
+        with self.prep.at_edit(view):
+            for hunk in view.hunks:  # the hook fires for the file an Edit is about to change
+                if not self.located:
+                    ids.extend(m.id for m in gotchas_for(self.prep.ws, hunk.path))
+                    continue
+                found = gotchas_at(self.prep.ws, hunk.path, places([hunk]))
+                ids.extend(m.id for m, _ in found.here)
+                ids.extend(m.id for m in found.file)
         return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files)
 
 
@@ -183,8 +267,16 @@ def tether() -> TetherGotchas:
     return TetherGotchas()
 
 
+def tether_files() -> TetherGotchas:
+    return TetherGotchas("tether:files", recall=files_recall, modes=("edit",))
+
+
 def before_edit() -> TetherBeforeEdit:
     return TetherBeforeEdit()
+
+
+def before_edit_file() -> TetherBeforeEdit:
+    return TetherBeforeEdit(located=False)
 
 
 def with_embedder(spec: str) -> TetherGotchas:

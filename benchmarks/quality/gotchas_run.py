@@ -38,7 +38,12 @@ from gotchas_eval import (
     strongest,
 )
 
-DEFAULT_SYSTEMS = ("gotcha_tether:tether", "gotcha_tether:before_edit")
+DEFAULT_SYSTEMS = (
+    "gotcha_tether:tether",
+    "gotcha_tether:tether_files",
+    "gotcha_tether:before_edit",
+    "gotcha_tether:before_edit_file",
+)
 
 
 def _factory(spec: str) -> Callable[[], GotchaRetriever]:

@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tether.anchors.locations import Location
     from tether.errors import (
         ConfigError,
         NoProjectError,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from tether.memories import Added
+    from tether.model.anchor import Anchor
     from tether.model.memory import Memory
     from tether.recall.evidence import Recalled, RecallResult
     from tether.store.base import Event, Query
@@ -35,8 +37,10 @@ __version__ = "0.1.0"
 
 _WHERE = {
     "Added": "tether.memories",
+    "Anchor": "tether.model.anchor",
     "ConfigError": "tether.errors",
     "Event": "tether.store.base",
+    "Location": "tether.anchors.locations",
     "Memory": "tether.model.memory",
     "NoProjectError": "tether.errors",
     "NotFoundError": "tether.errors",
@@ -54,8 +58,10 @@ _WHERE = {
 }
 __all__ = [
     "Added",
+    "Anchor",
     "ConfigError",
     "Event",
+    "Location",
     "Memory",
     "NoProjectError",
     "NotFoundError",

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         # Hooks run on every prompt and tool call: skip the CLI framework's import.
         from tether.adapters.hooks import main as hook_main
 
-        sys.exit(hook_main(args[1:]))
+        sys.exit(hook_main(args[1:], hard=True))
     build_cli()
     from tether.adapters.cli.main import main as cli_main
 

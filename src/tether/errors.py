@@ -47,3 +47,25 @@ class StoreUnavailable(StoreError):
 
 class StoreDamaged(StoreError):
     """The store's file is not a database or fails its integrity check: the index is rebuilt from the notes."""
+
+
+def explain_os_error(exc: OSError) -> str:
+    """What a failed file operation means for the person, and what to do: a full disk, a read-only file
+    system or a permission are the machine's state, not a bug (the adapters print this, never a traceback).
+
+    >>> explain_os_error(OSError(28, "No space left on device", "/r/.tether/memories/x.md"))
+    'cannot write /r/.tether/memories/x.md: the disk is full: free some space and run it again (what was written before is intact; nothing was half-written)'
+    """
+    import errno
+
+    where = f" {exc.filename}" if exc.filename else ""
+    advice = {
+        errno.ENOSPC: "the disk is full: free some space and run it again",
+        errno.EDQUOT: "the disk quota is used up: free some space and run it again",
+        errno.EFBIG: "the file size limit was reached (ulimit -f): raise it and run it again",
+        errno.EROFS: "the file system is read-only: run it where tether can write, or remount it read-write",
+        errno.EACCES: "permission denied: check the owner and mode of the file and its directory",
+        errno.EPERM: "not permitted: check the owner and mode of the file and its directory",
+        errno.EIO: "the disk reported an I/O error: check it (dmesg) before retrying",
+    }.get(exc.errno or 0, f"{exc.strerror or exc}")
+    return f"cannot write{where}: {advice} (what was written before is intact; nothing was half-written)"

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -16,7 +17,12 @@ from pathlib import Path
 
 
 def write_atomic(
-    path: Path, text: str, *, mode_from: Path | None = None, through_symlink: bool = False
+    path: Path,
+    text: str,
+    *,
+    mode_from: Path | None = None,
+    through_symlink: bool = False,
+    mode: int | None = None,
 ) -> None:
     """Write `text` to `path` so readers see the old file or the new one, never a mix.
 
@@ -24,11 +30,13 @@ def write_atomic(
     old or new. The new file keeps the permissions of `mode_from` (default: of `path` itself) when that
     exists, else gets what a plain `open` would (0666 less the umask; `mkstemp` alone would make it 0600,
     unreadable to a teammate's tools). `through_symlink` writes to the file a symlink points at and keeps
-    the link (a dotfile manager's config); otherwise a symlink at `path` is replaced by the file.
+    the link (a dotfile manager's config); otherwise a symlink at `path` is replaced by the file. `mode`
+    sets the permissions outright (0600 for a file only its owner may read).
     """
     target = Path(os.path.realpath(path)) if through_symlink else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_of(mode_from if mode_from is not None else target)
+    if mode is None:
+        mode = _mode_of(mode_from if mode_from is not None else target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -41,6 +49,43 @@ def write_atomic(
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+class RefusedFile(OSError):
+    """A file tether will not read: not a regular file (a directory, a FIFO, a device), or over a limit."""
+
+
+def read_limited(path: Path, limit: int, *, inside: Path | None = None) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them, without ever blocking.
+
+    Opened non-blocking, so a FIFO planted under a note's or rule file's name cannot hang the reader;
+    anything but a regular file, or a file over `limit` bytes, raises `RefusedFile` (with a message
+    saying which). `inside`: the file (after every symlink) must lie under this directory."""
+    if inside is not None:
+        target = Path(os.path.realpath(path))
+        if not target.is_relative_to(Path(os.path.realpath(inside))):
+            raise RefusedFile(f"a symlink to {target}, outside {inside}: not followed")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise RefusedFile(f"{kind}, so not read")
+        if info.st_size > limit:
+            raise RefusedFile(f"{info.st_size} bytes, over the limit of {limit}")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:  # it grew while being read
+        raise RefusedFile(f"over the limit of {limit} bytes")
+    return b"".join(chunks)
 
 
 def _mode_of(path: Path) -> int:

@@ -21,22 +21,36 @@ from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoProjectError, NoteError, NotFoundError, SecretError, ValidationError
 from tether.fs import file_lock, write_atomic
-from tether.model.memory import Memory, check_choice, check_id, new_id, normalize_files, validate
+from tether.model.anchor import Anchor
+from tether.model.memory import (
+    Memory,
+    check_choice,
+    check_id,
+    needs_approval,
+    new_id,
+    normalize_files,
+    validate,
+)
 from tether.model.secrets import find_secret
 from tether.notes import format as notes
+from tether.notes.pending import Pending, Request
 from tether.notes.sync import PENDING_VECTORS
 from tether.project import Paths
 from tether.repo.map import RepoMap
 from tether.store.base import Event, NoteRef, Query, Store
 
 # Fields `edit` may change; scope and id never change (a memory moving scope is a new memory).
-EDITABLE = frozenset({"summary", "details", "category", "files", "priority", "pinned", "origin", "status"})
+EDITABLE = frozenset(
+    {"summary", "details", "category", "files", "anchors", "priority", "pinned", "origin", "status"}
+)
 
 
 @dataclass(frozen=True)
 class Added:
     memory: Memory
     created: bool  # False when the same knowledge already existed and was returned instead
+    restored: bool = False  # the existing memory was archived and the person re-adding it restored it
+    pending: tuple[str, ...] = ()  # why an agent's write waits for `tether review` (nothing was written)
 
 
 class Memories:
@@ -150,6 +164,16 @@ class Memories:
 
     # -- writing ----------------------------------------------------------------------------------
 
+    def admit(self, memory: Memory, *, allow_secret: bool = False, before: Memory | None = None) -> Memory:
+        """The one check every new or changed memory passes, whichever adapter or intake it came from
+        (CLI, MCP, UI, import, seeds, Claude's notes, rules, distill): every field validated, and text that
+        looks like a credential refused unless `allow_secret` (an edit that leaves the text as it was,
+        `before`, is not re-checked). Returns the memory as it will be stored."""
+        checked = validate(memory)
+        if not allow_secret and (before is None or checked.text != before.text):
+            check_secret(checked.text)
+        return checked
+
     def add(
         self,
         summary: str,
@@ -165,46 +189,75 @@ class Memories:
         session: str | None = None,
         allow_secret: bool = False,
         memory_id: str | None = None,
+        approved: bool = False,
+        at: Sequence[str] = (),
+        anchors: Sequence[Anchor] = (),
     ) -> Added:
-        """Add a memory, or return the existing one holding the same knowledge in the same scope."""
+        """Add a memory, or return the existing one holding the same knowledge in the same scope.
+
+        An agent's memory (`origin="agent"`) that pins, writes user scope or supersedes a rule file's or the
+        person's own memory is not written: it waits for the person (`tether review`), unless `approved`
+        (the person ran the command that brought it in, or approved it).
+
+        `at` anchors it inside files: `src/billing/charge.py::charge_card` or `src/billing/charge.py:120-140`
+        (`anchors`: ones already made, as `tether anchors scan` proposes them)."""
         check_choice("scope", scope, ("project", "user", "session"))
         root = self.root if scope != "user" else None
         now = self.clock()
-        memory = validate(
-            Memory(
-                id=memory_id or new_id(),
-                summary=summary,
-                details=details,
-                category=category,
-                scope=scope,
-                files=normalize_files(list(files), root, self.cwd),
-                priority=priority,
-                pinned=pinned,
-                origin=origin,
-                supersedes=check_id(supersedes) if supersedes else None,
-                session=session,
-                created=now,
-                updated=now,
-            )
+        anchors = (*anchors, *self.anchors_at(at, scope))
+        memory = Memory(
+            id=memory_id or new_id(),
+            summary=summary,
+            details=details,
+            category=category,
+            scope=scope,
+            files=normalize_files(list(files), root, self.cwd),
+            anchors=tuple(anchors),
+            priority=priority,
+            pinned=pinned,
+            origin=origin,
+            supersedes=check_id(supersedes) if supersedes else None,
+            session=session,
+            created=now,
+            updated=now,
         )
-        if not allow_secret:
-            check_secret(memory.text)
+        memory = self.admit(memory, allow_secret=allow_secret)
         if scope == "project":
             self.notes_dir(scope)
         with self.lock():
             for existing in self.store.by_hash(memory.content_hash):
                 if existing.scope == memory.scope and (scope != "session" or existing.session == session):
+                    if existing.status == "archived" and origin == "user":
+                        # The person saying it again is the person restoring it. Anyone else (an agent,
+                        # distill, a seed) gets it back as it is: an archive is someone's decision, and
+                        # the answer says the memory is archived rather than "already saved".
+                        back = self.write(existing.with_changes(status="active", updated=now))
+                        self.store.record(
+                            [Event(existing.id, "restored", now, receipts={"reason": "re-added"})]
+                        )
+                        return Added(back, created=False, restored=True)
                     return Added(existing, created=False)
             old = self.get(memory.supersedes) if memory.supersedes else None
+            reasons = () if approved or origin != "agent" else needs_approval(memory, old)
+            if reasons:
+                Pending(self.paths.pending).put(Request(memory.id, "add", reasons, now, memory, session))
+                return Added(memory, created=False, pending=reasons)
             self.write(memory)
             if old is not None:
                 self._supersede(old, memory)
         return Added(memory, created=True)
 
     def edit(
-        self, memory_id: str, *, allow_secret: bool = False, record_acted: bool = True, **changes: object
+        self,
+        memory_id: str,
+        *,
+        allow_secret: bool = False,
+        record_acted: bool = True,
+        at: Sequence[str] | None = None,
+        **changes: object,
     ) -> Memory:
-        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope)."""
+        """Change fields of a memory (summary, details, category, files, priority, pinned, ...; not scope).
+        `at` replaces its anchors (`path::Symbol`, `path:120-140`; empty: none)."""
         unknown = set(changes) - EDITABLE
         if unknown:
             raise ValidationError(
@@ -212,18 +265,31 @@ class Memories:
             )
         with self.lock():
             memory = self.get(memory_id)  # under the lock: a concurrent edit is never lost
+            if at is not None:
+                changes["anchors"] = self.anchors_at(at, memory.scope)
             if "files" in changes:
                 root = self.root if memory.scope != "user" else None
                 changes["files"] = normalize_files(list(changes["files"]), root, self.cwd)  # type: ignore[call-overload]
-            updated = validate(memory.with_changes(**changes, updated=self.clock()))
-            if not allow_secret and updated.text != memory.text:
-                check_secret(updated.text)
+                if "anchors" not in changes:  # anchors in files no longer named go with them
+                    kept = set(changes["files"])  # type: ignore[call-overload]
+                    changes["anchors"] = tuple(a for a in memory.anchors if a.path in kept)
+            updated = self.admit(
+                memory.with_changes(**changes, updated=self.clock()), allow_secret=allow_secret, before=memory
+            )
             if updated == memory.with_changes(updated=updated.updated):
                 return memory
             self.write(updated)
             if record_acted:
                 self.store.record([Event(memory.id, "acted", self.clock(), receipts={"via": "edit"})])
         return updated
+
+    def anchors_at(self, specs: Sequence[str], scope: str = "project") -> tuple[Anchor, ...]:
+        """Anchors made from `--at` specs against the files as they are now (`tether.anchors.resolve`)."""
+        if not specs:
+            return ()
+        from tether.anchors.resolve import anchors_at
+
+        return anchors_at(specs, None if scope == "user" else self.root, self.cwd)
 
     def set_status(self, memory_id: str, status: str, reason: str = "") -> Memory:
         with self.lock():

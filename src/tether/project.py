@@ -75,6 +75,16 @@ class Paths:
         return (user, self.root / TETHER_DIR / "config.toml") if self.root else (user,)
 
     @property
+    def pending(self) -> Path:
+        """Agent writes waiting for `tether review` (`tether.notes.pending`): local, never committed."""
+        return self.tether_dir / "pending"
+
+    @property
+    def approvals(self) -> Path:
+        """Project settings the user approved on this machine (`tether.config.Approvals`)."""
+        return self.home / "approvals.json"
+
+    @property
     def project_config(self) -> Path:
         return self.tether_dir / "config.toml"
 

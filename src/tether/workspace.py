@@ -18,13 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tether.config import Config, database_url
+from tether.config import Config
+from tether.config.database import database_url
 from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
-from tether.errors import StoreDamaged
+from tether.errors import StoreDamaged, ValidationError
 from tether.intake import jsonl
 from tether.lifecycle.doctor import Doctor, dead_refs, doctor
 from tether.memories import Added, Memories
+from tether.model.limits import PROMPT_TAIL, QUERY_MAX
 from tether.model.memory import CATEGORIES, Memory, check_choice
 from tether.model.timestamps import utcnow
 from tether.notes.sync import NoteIndex, SyncReport
@@ -66,7 +68,7 @@ class Workspace(Memories):
         light: bool = False,
         team: bool = True,
     ) -> None:
-        config = Config.load(*paths.config_files)
+        config = Config.for_paths(paths)
         clock = clock or utcnow
         self.light = light
         self.recovered: Path | None = None
@@ -92,7 +94,14 @@ class Workspace(Memories):
         super().__init__(
             paths, store, embedders, config=config, cwd=(cwd or Path.cwd()).resolve(), clock=clock
         )
-        self.index = NoteIndex(_sync_view(store), self.sources(), embedders, light=light, log=self.log)
+        self.index = NoteIndex(
+            _sync_view(store),
+            self.sources(),
+            embedders,
+            light=light,
+            log=self.log,
+            scratch=[paths.index.parent],
+        )
 
     @classmethod
     def open(
@@ -205,8 +214,10 @@ class Workspace(Memories):
         return self.last_sync
 
     def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
-        """Rebuild the index from the notes (telemetry and sessions are kept)."""
-        return self.index.reindex(embeddings_only=embeddings_only)
+        """Rebuild the index from the notes, under the writer lock, in one swap (telemetry and sessions
+        are kept): a reindex killed midway leaves the index as it was."""
+        with self.lock():
+            return self.index.reindex(embeddings_only=embeddings_only)
 
     def embed_missing(self) -> SyncReport:
         return self.index.embed_missing()
@@ -226,8 +237,9 @@ class Workspace(Memories):
         )
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:
-        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`)."""
-        return self.recaller().recall(prompt, files, **options)
+        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`); only the
+        prompt's tail (`PROMPT_TAIL`) is read, where its question is."""
+        return self.recaller().recall(prompt[-PROMPT_TAIL:], files, **options)
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None
@@ -245,6 +257,11 @@ class Workspace(Memories):
     ) -> list[Recalled]:
         """Ranked search (full text and semantic, with the recall fusion), not gated like injection: each
         result is marked `strong` or `weak` (see `Recaller.search`). Nothing is recorded."""
+        if len(query) > QUERY_MAX:
+            raise ValidationError(
+                f"the query is {len(query)} characters, the limit is {QUERY_MAX}: search with the words or "
+                "the error line that matter"
+            )
         if category is not None:
             check_choice("category", category, CATEGORIES)
         return self.recaller().search(query, files=list(files), limit=limit, category=category, weak=weak)
@@ -254,16 +271,16 @@ class Workspace(Memories):
     def export(self) -> Iterator[dict[str, Any]]:
         return jsonl.export(self)
 
-    def import_lines(self, lines: Iterable[str]) -> tuple[int, int]:
-        """Import JSON lines from `export`. Validates every line before writing any. Returns (new, same)."""
-        return jsonl.import_lines(self, lines)
+    def import_lines(self, lines: Iterable[str], *, allow_secret: bool = False) -> tuple[int, int]:
+        """Import JSON lines from `export`. Checks every line before writing any. Returns (new, same)."""
+        return jsonl.import_lines(self, lines, allow_secret=allow_secret)
 
     def store_status(self) -> dict[str, Any]:
         """Which backend holds the memories, its version, counts, and the latency of one read (the median
         of five `count` queries) for `tether store status`."""
         import time
 
-        from tether.config import committed_database_setting, redact_url
+        from tether.config.database import committed_database_setting, redact_url
 
         timings = []
         for _ in range(5):

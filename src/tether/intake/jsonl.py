@@ -23,18 +23,21 @@ def export(memories: Memories) -> Iterator[dict[str, Any]]:
             yield to_dict(memory)
 
 
-def import_lines(memories: Memories, lines: Iterable[str]) -> tuple[int, int]:
-    """Import JSON lines from `export`. Validates every line before writing any. Returns (new, same)."""
+def import_lines(memories: Memories, lines: Iterable[str], *, allow_secret: bool = False) -> tuple[int, int]:
+    """Import JSON lines from `export`. Checks every line (`Memories.admit`: fields, types, credentials)
+    before writing any. Returns (new, same)."""
     incoming: list[Memory] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            incoming.append(from_dict(json.loads(line)))
-        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            data = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise ValidationError(
                 f"line {number}: not a tether memory ({exc}); export with `tether export`"
             ) from None
+        try:
+            incoming.append(memories.admit(from_dict(data), allow_secret=allow_secret))
         except ValidationError as exc:
             raise ValidationError(f"line {number}: {exc}") from None
     conflicts = []
@@ -47,13 +50,15 @@ def import_lines(memories: Memories, lines: Iterable[str]) -> tuple[int, int]:
             f"{len(conflicts)} id(s) already exist with different content ({', '.join(conflicts[:5])}): "
             "nothing was imported; remove or edit those memories first"
         )
+    # Stored as exported (ids, times, status kept), each already admitted; written under the writer lock.
     new = same = 0
+    for memory in incoming:
+        memories.notes_dir(memory.scope)
     with memories.lock():
         for memory in incoming:
             if memories.store.get(memory.id) is not None:
                 same += 1
                 continue
-            memories.notes_dir(memory.scope)
             memories.write(memory)
             new += 1
     return new, same

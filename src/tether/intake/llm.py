@@ -181,16 +181,11 @@ def _join(base_url: str, path: str) -> str:
 
 
 def _is_loopback(url: str) -> bool:
-    import ipaddress
     import urllib.parse
 
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    from tether.config import is_loopback
+
+    return is_loopback(urllib.parse.urlsplit(url).hostname or "")
 
 
 def _excerpt(value: object) -> str:
@@ -229,6 +224,16 @@ def _post_json(
     # Imported here: http.client and email cost ~25 ms, and hooks import this module's error type.
     import urllib.error
     import urllib.request
+
+    from tether.config import check_endpoint
+    from tether.errors import ConfigError
+
+    try:
+        check_endpoint(url, f"{name}'s URL")  # https, or plain http to this machine only: never file://
+    except ConfigError as exc:
+        raise DistillError(
+            f"{exc} (TETHER_DISTILL_BASE_URL or `tether config --user distill.base_url`)"
+        ) from None
 
     data = json.dumps(body).encode()
     request = urllib.request.Request(

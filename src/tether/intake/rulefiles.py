@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from tether.errors import ValidationError
+from tether.fs import RefusedFile, read_limited
+from tether.model.limits import RULE_FILE_MAX_BYTES
 
 RULE_FILE_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 
@@ -135,7 +137,11 @@ def read_rule_file(root: Path, path: str) -> list[RuleUnit]:
     """
     full = root / path
     try:
-        data = full.read_bytes()
+        # Never a FIFO's wait, a huge file, or a link out of the repository (a committed AGENTS.md ->
+        # ~/.bash_history would put private text into every agent's context).
+        data = read_limited(full, RULE_FILE_MAX_BYTES, inside=root)
+    except RefusedFile as exc:
+        raise ValidationError(f"{path}: rule file skipped: {exc}") from exc
     except OSError as exc:
         raise ValidationError(
             f"{path}: cannot read rule file ({exc.strerror}); check that it exists"

@@ -31,9 +31,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import TetherError, ValidationError
-from tether.fs import file_lock
+from tether.fs import file_lock, read_limited
 from tether.intake.rulefiles import RuleUnit, find_rule_files, read_rule_file
 from tether.memories import Memories
+from tether.model.limits import RULE_FILE_MAX_BYTES
 from tether.model.memory import Memory, check_text, content_hash, normalize_path
 from tether.model.secrets import find_secret
 from tether.model.text import fit_summary
@@ -226,9 +227,11 @@ def fingerprint(root: Path, paths: list[str]) -> str:
     for path in sorted(paths):
         digest.update(path.encode() + b"\0")
         try:
-            digest.update(hashlib.sha256((root / path).read_bytes()).digest())
-        except OSError as exc:
-            digest.update(f"unreadable {exc.errno}".encode())
+            digest.update(
+                hashlib.sha256(read_limited(root / path, RULE_FILE_MAX_BYTES, inside=root)).digest()
+            )
+        except OSError as exc:  # RefusedFile too: hashed as unreadable, and the sync reports why
+            digest.update(f"unreadable {exc.errno} {exc}".encode())
     return digest.hexdigest()
 
 

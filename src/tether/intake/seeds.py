@@ -312,6 +312,7 @@ def _store(ws: Memories, memory: Memory, *, allow_secret: bool = False) -> bool:
         priority=memory.priority,
         origin=memory.origin,
         allow_secret=allow_secret,
+        approved=True,  # the person ran `tether seed` / `tether import claude-memory` on these
     ).created
 
 

@@ -1,7 +1,9 @@
-"""Memory that keeps itself honest (DESIGN §6): soft-archive, cleanup, stats, doctor, session housekeeping.
+"""Memory that keeps itself honest (DESIGN §6): soft-archive, cleanup, stats, doctor, session housekeeping,
+anchors following the code (`reanchor`).
 
 Sees the store only through `tether.store.base`'s protocols, and writes through `tether.memories`;
-may import `tether.intake` (session start re-syncs rule files), never `tether.workspace` or an adapter.
+may import `tether.intake` (session start re-syncs rule files) and `tether.anchors`, never
+`tether.workspace` or an adapter.
 """
 
 from tether.lifecycle.archive import (

@@ -1,7 +1,7 @@
 """`tether doctor`: every problem with a workspace's memory, each naming what to do about it.
 
-Notes that do not parse, memories whose every file is gone (dead references), and memories lacking a
-vector of the configured embedder.
+Notes that do not parse, memories whose every file is gone (dead references), anchors whose code is gone
+(dead anchors), and memories lacking a vector of the configured embedder.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tether.store.base import Query
 
 @dataclass
 class Problem:
-    kind: str  # note | dead-ref | config | index
+    kind: str  # note | dead-ref | dead-anchor | config | index
     where: str
     message: str
 
@@ -54,6 +54,18 @@ def doctor(memories: Memories, synced: SyncReport) -> Doctor:
                 memory.id,
                 f"every file it names is gone ({', '.join(memory.files)}): "
                 f"`tether edit {memory.id} --file NEW` or `tether rm {memory.id}`",
+            )
+        )
+    from tether.lifecycle.reanchor import dead_anchors
+
+    for memory, lost in dead_anchors(memories):
+        places = ", ".join(f"{a.label()} in {a.path}" for a in lost)
+        report.problems.append(
+            Problem(
+                "dead-anchor",
+                memory.id,
+                f"the code it is anchored to is gone ({places}); it is about the file now: "
+                f"`tether edit {memory.id} --at PATH::SYMBOL` to anchor it again, or `--no-anchors`",
             )
         )
     embedder = memories.embedder

@@ -1,7 +1,7 @@
 """What runs at session start and end (and from `tether maintain`): keep memory in step with the repo.
 
 Session start: refresh the repo map, let memories follow renamed files (the notes are rewritten and the
-move is logged), then the lifecycle passes (archive ignored memories, re-sync changed rule files, the
+move is logged) and their anchors follow the code (`tether.lifecycle.reanchor`), then the lifecycle passes (archive ignored memories, re-sync changed rule files, the
 cleanup hint). Session end: expire the session's memory and start distill when it is enabled.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
+from tether.lifecycle.reanchor import Reanchored, reanchor
 from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.store.base import Event, Query
@@ -18,6 +19,7 @@ from tether.store.base import Event, Query
 @dataclass
 class Housekeeping:
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (memory id, old path, new path)
+    reanchored: Reanchored = field(default_factory=Reanchored)
     archived: list[Memory] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
 
@@ -40,7 +42,14 @@ def follow_renames(ws: Memories, renames: list[tuple[str, str]]) -> list[tuple[s
                 moved.append((memory.id, path, new))
                 changed = True
         if changed:
-            ws.edit(memory.id, files=ws.absolute(list(dict.fromkeys(files))), record_acted=False)
+            # Anchors ride along with their files.
+            anchors = tuple(a.moved(mapping.get(a.path, a.path)) for a in memory.anchors)
+            ws.edit(
+                memory.id,
+                files=ws.absolute(list(dict.fromkeys(files))),
+                anchors=anchors,
+                record_acted=False,
+            )
             ws.store.record(
                 [
                     Event(
@@ -83,6 +92,7 @@ def refresh_repo(ws: Memories) -> Housekeeping:
     report.renamed = follow_renames(ws, refreshed.renames)
     if report.renamed:
         ws.log(f"memories followed renamed files: {report.renamed}")
+    report.reanchored = reanchor(ws)
     return report
 
 
@@ -94,7 +104,8 @@ def maintain(ws: Memories) -> Housekeeping:
     report = Housekeeping()
 
     def repo() -> None:
-        report.renamed = refresh_repo(ws).renamed
+        refreshed = refresh_repo(ws)
+        report.renamed, report.reanchored = refreshed.renamed, refreshed.reanchored
 
     def archive() -> None:
         from tether.lifecycle.archive import archive_pass
@@ -122,6 +133,13 @@ def maintain(ws: Memories) -> Housekeeping:
         moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
         report.hints.insert(
             0, f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves})."
+        )
+    if report.reanchored.lost:
+        lost = ", ".join(f"{a.label()} in {a.path}" for _, a in report.reanchored.lost[:5])
+        report.hints.insert(
+            0,
+            f"tether: {len(report.reanchored.lost)} memory anchor(s) lost their code ({lost}); those memories "
+            "are about their files now (`tether list --dead-anchors`).",
         )
     if report.archived:
         report.hints.insert(

@@ -27,6 +27,12 @@ def iso(moment: datetime) -> str:
 
 
 def parse_iso(text: str) -> datetime:
-    """An ISO 8601 time (a trailing `Z` included) as an aware datetime. Raises `ValueError`."""
+    """An ISO 8601 time (a trailing `Z` included) as an aware datetime in UTC. Raises `ValueError`, also for
+    a time that exists only in its own zone (`0001-01-01T00:00:00+05:00` is before year 1 in UTC)."""
     parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text.strip()!r} is outside the years 1-9999 in UTC") from None

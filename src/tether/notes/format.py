@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import NoteError, ValidationError
+from tether.fs import RefusedFile, read_limited
+from tether.model.anchor import Anchor
+from tether.model.limits import NOTE_MAX_BYTES
 from tether.model.memory import Memory, validate
 from tether.model.timestamps import iso, parse_iso, utcnow
 
@@ -23,6 +26,7 @@ _KEYS = (
     "summary",
     "category",
     "files",
+    "anchors",
     "priority",
     "pinned",
     "origin",
@@ -49,6 +53,7 @@ def render(memory: Memory) -> str:
         "summary": memory.summary,
         "category": memory.category,
         "files": list(memory.files),
+        "anchors": [anchor.to_front() for anchor in memory.anchors],
         "priority": memory.priority,
         "pinned": memory.pinned,
         "origin": memory.origin,
@@ -59,6 +64,8 @@ def render(memory: Memory) -> str:
     }
     if memory.supersedes is None:
         del front["supersedes"]
+    if not memory.anchors:
+        del front["anchors"]
     import yaml  # lazily: a hook whose notes did not change never parses or writes one
 
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
@@ -86,6 +93,10 @@ def parse(text: str, path: str, scope: str) -> Memory:
         raise NoteError(
             path, f"frontmatter is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
         ) from None
+    except RecursionError:
+        raise NoteError(path, "frontmatter nests too deeply to be a note's fields") from None
+    except ValueError as exc:  # a YAML date or time that does not exist: `created: 2026-02-30`
+        raise NoteError(path, f"frontmatter has an invalid date or time: {exc}") from None
     if not isinstance(front, dict):
         raise NoteError(path, "frontmatter must be a mapping of fields (key: value)")
     unknown = sorted(set(front) - set(_KEYS) - {"scope", "links", "content_hash"})
@@ -100,18 +111,22 @@ def parse(text: str, path: str, scope: str) -> Memory:
             files = [files]
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise ValidationError("files must be a list of paths")
+        anchors = front.get("anchors") or []
+        if not isinstance(anchors, list):
+            raise ValidationError("anchors must be a list (- path: ..., symbol: ... or lines: 120-140)")
         memory = Memory(
-            id=str(front.get("id", "")),
-            summary=str(front.get("summary") or ""),
+            id=_text(front, "id", "", numbers=True),
+            summary=_text(front, "summary", ""),
             details=body,
-            category=str(front.get("category", "context")),
+            category=_text(front, "category", "context"),
             scope=scope,
             files=tuple(files),
-            priority=str(front.get("priority", "normal")),
+            anchors=tuple(Anchor.from_front(a) for a in anchors),
+            priority=_text(front, "priority", "normal"),
             pinned=_bool(front.get("pinned", False)),
-            origin=str(front.get("origin", "user")),
-            supersedes=str(front["supersedes"]) if front.get("supersedes") else None,
-            status=str(front.get("status", "active")),
+            origin=_text(front, "origin", "user"),
+            supersedes=_text(front, "supersedes", "", numbers=True) or None,
+            status=_text(front, "status", "active"),
             created=_datetime(front.get("created")),
             updated=_datetime(front.get("updated") or front.get("created")),
         )
@@ -120,12 +135,35 @@ def parse(text: str, path: str, scope: str) -> Memory:
         raise NoteError(path, str(exc)) from None
 
 
-def read(path: Path, scope: str) -> Memory:
+def read(path: Path, scope: str, *, inside: Path | None = None) -> Memory:
+    """Read and parse the note at `path`. Raises `NoteError` for anything that is not a readable note:
+    a directory, a FIFO (never waited on), a file over `NOTE_MAX_BYTES`, text that is not UTF-8, and
+    with `inside` (a project's notes: the repository) a symlink to a file outside it; `OSError` only when
+    the file vanished or cannot be opened."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_limited(path, NOTE_MAX_BYTES, inside=inside)
+    except RefusedFile as exc:
+        raise NoteError(
+            str(path), f"{exc}: a note is a UTF-8 text file of at most {NOTE_MAX_BYTES} bytes"
+        ) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NoteError(str(path), "not UTF-8 text: re-save the note as UTF-8") from None
     return parse(text, str(path), scope)
+
+
+def _text(front: dict[Any, Any], key: str, default: str, *, numbers: bool = False) -> str:
+    """A frontmatter field that must be text. `numbers`: an id YAML read as a number (`12345678`) is its
+    digits. Anything else (a list, a mapping, an alias to either) is a clear error, never its `str()`."""
+    value = front.get(key)
+    if value is None or value == "":
+        return default
+    if isinstance(value, str):
+        return value
+    if numbers and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ValidationError(f"{key} must be text, not {type(value).__name__}")
 
 
 def _datetime(value: object) -> datetime:

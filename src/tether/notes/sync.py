@@ -9,7 +9,8 @@ vector (a hook that could not reach the model) are embedded by whoever can next.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +54,44 @@ def scan(directory: Path | None) -> dict[str, NoteRef]:
     return found
 
 
+def _on_disk(
+    sources: list[tuple[Path | None, str]],
+) -> tuple[dict[str, tuple[NoteRef, str]], dict[str, Path]]:
+    """Every note file of `sources` with its stat and scope, and the repository each project note must
+    stay inside (<root>/.tether/memories: a project's note is a file of the repository, never a link out
+    of it to the user's own notes, or to any file a clone wants indexed and shown)."""
+    on_disk: dict[str, tuple[NoteRef, str]] = {}
+    boundaries: dict[str, Path] = {}
+    for directory, scope in sources:
+        for path, ref in scan(directory).items():
+            on_disk[path] = (ref, scope)
+            if scope == "project" and directory is not None:
+                boundaries[path] = directory.parent.parent
+    return on_disk, boundaries
+
+
+def _read(path: str, scope: str, boundary: Path | None) -> Memory | NoteError | None:
+    """The note's memory, the problem that keeps it out (whatever went wrong), or None if it vanished."""
+    try:
+        return notes.read(Path(path), scope, inside=boundary)
+    except NoteError as exc:
+        return exc
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # one note, whatever is wrong with it, never stops a sync
+        return NoteError(path, f"could not be read ({type(exc).__name__}: {exc}); fix or remove it")
+
+
+def _duplicate(memory: Memory, path: str, claimed: dict[str, str]) -> NoteError | None:
+    owner = claimed.get(memory.id)
+    if owner is not None and owner != path:
+        return NoteError(
+            path, f"duplicate id {memory.id}: {owner} has it too; give one of them a new 8-hex id"
+        )
+    claimed[memory.id] = path
+    return None
+
+
 def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
     """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs).
 
@@ -63,10 +102,7 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
     # note that another process writes and indexes in between look deleted, and its row be dropped.
     known = store.note_refs()
     problems = store.note_problems()
-    on_disk: dict[str, tuple[NoteRef, str]] = {}
-    for directory, scope in sources:
-        for path, ref in scan(directory).items():
-            on_disk[path] = (ref, scope)
+    on_disk, boundaries = _on_disk(sources)
     changed: list[tuple[Memory, NoteRef, bool]] = []
     claimed: dict[str, str] = {mid: path for path, (mid, _) in known.items() if path in on_disk}
     for path, (ref, scope) in sorted(on_disk.items()):
@@ -75,22 +111,16 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
         if path in problems and problems[path][0] == ref:
             report.problems.append(NoteError(path, problems[path][1]))
             continue
-        try:
-            memory = notes.read(Path(path), scope)
-        except NoteError as exc:
-            store.set_note_problem(ref, exc.problem)
-            report.problems.append(exc)
+        found = _read(path, scope, boundaries.get(path))
+        if found is None:
             continue
-        except FileNotFoundError:
+        problem = found if isinstance(found, NoteError) else _duplicate(found, path, claimed)
+        if problem is not None:
+            store.set_note_problem(ref, problem.problem)
+            report.problems.append(problem)
             continue
-        owner = claimed.get(memory.id)
-        if owner is not None and owner != path:
-            problem = f"duplicate id {memory.id}: {owner} has it too; give one of them a new 8-hex id"
-            store.set_note_problem(ref, problem)
-            report.problems.append(NoteError(path, problem))
-            continue
-        claimed[memory.id] = path
-        changed.append((memory, ref, path in known))
+        assert isinstance(found, Memory)
+        changed.append((found, ref, path in known))
     if changed:
         # No embedder (a hook with a heavy model configured): index now, embed later (`embed_missing`).
         texts = [memory.text for memory, _, _ in changed]
@@ -111,6 +141,72 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
         if path not in on_disk:
             store.set_note_problem(ref, None)
     return report
+
+
+def rebuild(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
+    """`tether reindex`: every note read and embedded first, aside, then the index's note-derived rows
+    replaced in one transaction. Killed (or failing) before the commit, the index is as it was; telemetry,
+    events, sessions, the repo map and session memories (which have no note) are kept."""
+    report = SyncReport()
+    on_disk, boundaries = _on_disk(sources)
+    rows: list[tuple[Memory, NoteRef]] = []
+    problems: list[tuple[NoteRef, NoteError]] = []
+    claimed: dict[str, str] = {}
+    for path, (ref, scope) in sorted(on_disk.items()):
+        found = _read(path, scope, boundaries.get(path))
+        if found is None:
+            continue
+        problem = found if isinstance(found, NoteError) else _duplicate(found, path, claimed)
+        if problem is not None:
+            problems.append((ref, problem))
+            continue
+        assert isinstance(found, Memory)
+        rows.append((found, ref))
+    texts = [memory.text for memory, _ in rows]
+    vectors: list[list[float] | None] = list(embedder.embed(texts)) if embedder else [None] * len(texts)
+    with store.transaction():
+        store.clear()
+        for (memory, ref), vector in zip(rows, vectors, strict=True):
+            store.put(memory, ref, vector, embedder.id if embedder else None)
+            report.added.append(memory.id)
+        for ref, problem in problems:
+            store.set_note_problem(ref, problem.problem)
+            report.problems.append(problem)
+    return report
+
+
+# A temp file of an atomic write (`.<name>.<random>.tmp`) lives milliseconds; one older than this was left
+# by a process killed mid-write, and the next sync removes it. A minute is far beyond any write in flight.
+ORPHAN_AGE_SECONDS = 60
+
+
+def sweep_orphans(
+    directories: Sequence[Path | None], now: float, age: float = ORPHAN_AGE_SECONDS
+) -> list[Path]:
+    """Remove temp files (`.*.tmp`) older than `age` seconds from `directories`; returns what went.
+
+    Only tether's own temp names are touched, and only files: nothing another program keeps there."""
+    removed: list[Path] = []
+    for directory in directories:
+        if directory is None:
+            continue
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                if (
+                    entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > age
+                ):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue  # gone already, or a read-only directory: the next sync tries again
+    return removed
 
 
 # Set when memories were indexed without vectors (a hook with no warm process yet): whoever can embed
@@ -136,9 +232,11 @@ class NoteIndex:
         *,
         light: bool,
         log: Callable[[str], None],
+        scratch: Sequence[Path] = (),
     ) -> None:
         self.store = store
         self.sources = sources
+        self.scratch = scratch  # other directories tether writes temp files in (beside the index)
         self.embedders = embedders
         self.light = light
         self.log = log
@@ -152,6 +250,9 @@ class NoteIndex:
             if self.embedders.heavy and self.store.get_meta(PENDING_VECTORS) and self.embedders.warm():
                 self.embed_missing()  # indexed by a hook before the warm process was up
             return SyncReport()
+        swept = sweep_orphans([d for d, _ in self.sources] + list(self.scratch), time.time())
+        if swept:
+            self.log(f"removed temp files left by interrupted writes: {', '.join(map(str, swept))}")
         embedder = self.embedders.writer()
         try:
             report = sync(self.store, self.sources, embedder)
@@ -167,12 +268,19 @@ class NoteIndex:
         return report
 
     def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
-        """Rebuild the index from the notes (telemetry and sessions are kept)."""
+        """Rebuild the index from the notes, atomically (`rebuild`; telemetry and sessions are kept).
+        Callers hold the writer lock, so no note changes between the read and the swap."""
         if embeddings_only:
             self.store.drop_vectors(keep=None)
             return self.embed_missing()
-        self.store.clear()
-        return self.sync(full=True)
+        embedder = self.embedders.writer()
+        try:
+            report = rebuild(self.store, self.sources, embedder)
+        except self.embedders.failures() as exc:
+            self.log(f"reindexed without vectors: {exc}")
+            report = rebuild(self.store, self.sources, None)
+        self.sync(full=True)  # vectors of another embedder, the pending mark, the directories' stamps
+        return report
 
     def embed_missing(self) -> SyncReport:
         """Embed the memories indexed without a vector of the current embedder. A hook embeds a few through

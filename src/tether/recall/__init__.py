@@ -1,5 +1,6 @@
 """Recall: `scoring` (every constant, with its reason), `evidence` (what is known of a candidate), `channels`
 (the ranked lists) and `recaller` (fusion, filters, budget).
 
-Sees the store through `tether.store.base` only; may import `tether.repo`, `tether.embed`, `tether.model`.
+Sees the store through `tether.store.base` only; may import `tether.repo`, `tether.anchors` (where an edit
+lands against a memory's anchors), `tether.embed`, `tether.model`.
 """

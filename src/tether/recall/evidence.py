@@ -16,13 +16,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from tether.model.memory import Memory
+from tether.model.memory import Memory, origin_tag
 from tether.recall import scoring
 
 # The ranked lists fused by reciprocal rank ("trigram" is the text channel's second index).
-Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned"]
-# The channels a caller can switch on and off (`text` includes its trigram index).
-CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned")
+Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned", "anchor"]
+# The channels a caller can switch on and off (`text` includes its trigram index; `anchor` needs locations).
+CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned", "anchor")
 
 
 @dataclass
@@ -40,6 +40,10 @@ class Evidence:
     sem: float | None = None  # cosine with the query
     sem_gate: float | None = None  # the embedder's evidence gate for `sem` (`scoring.sem_gate`)
     pinned: bool | None = None
+    anchor: str = ""  # the memory's anchor at or near the edit's location (`charge_card()`, `line 120`)
+    anchor_distance: int | None = None  # lines from that anchor to the edit (0: on it)
+    ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
+    ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
 
     @property
     def sem_strong(self) -> bool:
@@ -61,6 +65,9 @@ class Magnitudes:
     sem: float | None = None
     recency: float | None = None
     feedback: float | None = None
+    anchor: float | None = None
+    ident: float | None = None
+    edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
@@ -85,7 +92,15 @@ class Candidate:
     def relevant(self) -> bool:
         """Evidence that the memory is about this prompt or these files (being pinned is not)."""
         e = self.evidence
-        return bool(e.file or e.names or e.cochange or e.text_match or e.sem_strong)
+        return bool(
+            e.file
+            or e.names
+            or e.cochange
+            or e.text_match
+            or e.sem_strong
+            or e.anchor
+            or (e.ident and e.ident_defined)
+        )
 
     @property
     def has_evidence(self) -> bool:
@@ -130,8 +145,8 @@ class Recalled:
     confidence: Confidence = "strong"
 
     def line(self) -> str:
-        star = "★ " if self.memory.pinned or self.memory.priority == "high" else ""
-        return f"{star}[{self.memory.category}] {self.memory.id} — {self.memory.summary} (via {self.receipt})"
+        """`★ [gotcha] [agent] 0a1b2c3d — summary (via file)`: the one format of an injected memory line."""
+        return memory_line(self.memory, self.receipt)
 
     def to_json(self) -> dict[str, Any]:
         m = self.memory
@@ -143,6 +158,7 @@ class Recalled:
             "files": list(m.files),
             "pinned": m.pinned,
             "priority": m.priority,
+            "origin": m.origin,
             "score": round(self.score, 4),
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "receipt": self.receipt,
@@ -173,6 +189,13 @@ class RecallResult:
         }
 
 
+def memory_line(memory: Memory, receipt: str) -> str:
+    """One injected line: ★ for pinned or high priority, the category, who it comes from, the id, the
+    summary and why it surfaced (`tether.model.memory.origin_tag`)."""
+    star = "★ " if memory.pinned or memory.priority == "high" else ""
+    return f"{star}[{memory.category}] {origin_tag(memory)}{memory.id} — {memory.summary} (via {receipt})"
+
+
 def signals(c: Candidate) -> dict[str, float]:
     """Signal name → value, for the signals that fired."""
     e, m = c.evidence, c.magnitude
@@ -189,6 +212,12 @@ def signals(c: Candidate) -> dict[str, float]:
         out["sem"] = e.sem
     if e.pinned:
         out["pinned"] = 1.0
+    if e.anchor:
+        out["anchor"] = m.anchor or 0.0
+    if e.ident:
+        out["ident"] = m.ident or 0.0
+    if m.edit:
+        out["edit"] = m.edit
     if m.blast:
         out["blast"] = m.blast
     if m.feedback:
@@ -206,6 +235,12 @@ def receipt(c: Candidate) -> str:
         parts.append("pinned")
     if e.file is not None:
         parts.append(f"dir({e.file})" if e.file.endswith("/") else "file")
+    if e.anchor:
+        parts.append(
+            f"at {e.anchor}" if not e.anchor_distance else f"near {e.anchor} ({e.anchor_distance} lines)"
+        )
+    if e.ident:
+        parts.append(f"names({e.ident})")
     if e.names:
         parts.append(f"names({e.names.rsplit('/', 1)[-1]})")
     if e.cochange is not None:

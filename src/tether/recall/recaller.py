@@ -11,10 +11,12 @@ and the clock; `Workspace.recaller()` makes one.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from tether.anchors.locations import Location, split_places
+from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
@@ -81,10 +83,14 @@ class Recaller:
         record: bool = True,
         channels: Collection[str] = CHANNELS,
         require_evidence: bool = True,
+        locations: Sequence[Location] = (),
     ) -> RecallResult:
         """Rank memories for a prompt and the files being touched, filter, budget, and record surfacings.
 
-        >>> ws.recaller().recall("why does upload retry?", ["src/upload.py"]).memories  # doctest: +SKIP
+        A file may carry the place being edited (`src/upload.py:120`, `src/upload.py::retry`), or `locations`
+        say it: memories anchored there rank first among the file's.
+
+        >>> ws.recaller().recall("why does upload retry?", ["src/upload.py:40"]).memories  # doctest: +SKIP
         """
         unknown = set(channels) - set(CHANNELS)
         if unknown:
@@ -94,8 +100,8 @@ class Recaller:
         limit = self.settings.limit if limit is None else limit
         budget = self.settings.budget if budget is None else budget
         query = sanitize(prompt or "")
-        touched = self.normalize(files)
-        ranked = self._rank(query, touched, session, channels)
+        touched, places = self.places(files, locations)
+        ranked = self._rank(query, touched, session, channels, places=places)
         quiet: set[str] = set()
         if session and turn is not None:
             quiet = self.store.surfaced_in_session(session, turn - self.settings.cooldown_turns)
@@ -145,7 +151,8 @@ class Recaller:
         partial text match), strong ones first. `weak=False` keeps the strong ones alone. Memories found
         only for being pinned are left out: pinning says nothing about this query.
         """
-        ranked = self._rank(sanitize(query) or query, self.normalize(files), None, CHANNELS)
+        touched, places = self.places(files)
+        ranked = self._rank(sanitize(query) or query, touched, None, CHANNELS, places=places)
         strong: list[Candidate] = []
         near: list[Candidate] = []
         for candidate in ranked:
@@ -167,8 +174,9 @@ class Recaller:
         memory = self.store.get(mid)
         if memory is None:
             raise NotFoundError(f"no memory {mid}: `tether list --all` shows every id")
+        touched, places = self.places(files)
         ranked = self._rank(
-            sanitize(prompt or ""), self.normalize(files), session, CHANNELS, include=memory.id
+            sanitize(prompt or ""), touched, session, CHANNELS, include=memory.id, places=places
         )
         rank = 0
         for candidate in ranked:
@@ -188,6 +196,14 @@ class Recaller:
                 continue
         return list(out)
 
+    def places(
+        self, files: Sequence[str], locations: Sequence[Location] = ()
+    ) -> tuple[list[str], list[Location]]:
+        """Touched files and the places in them (`path:123`, `path::Symbol`, `locations`), repo-relative."""
+        paths, places = split_places(files, lambda raw: self.root is not None and (self.root / raw).exists())
+        found = [replace(p, path=rel[0]) for p in [*places, *locations] if (rel := self.normalize([p.path]))]
+        return self.normalize([*paths, *(p.path for p in found)]), found
+
     # -- ranking ----------------------------------------------------------------------------------
 
     def _rank(
@@ -197,6 +213,7 @@ class Recaller:
         session: str | None,
         channels: Collection[str],
         include: str | None = None,
+        places: Sequence[Location] = (),
     ) -> list[Candidate]:
         pool = ch.Pool()
         words = terms(query)
@@ -219,6 +236,8 @@ class Recaller:
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
             ch.pinned_channel(self.store, pool)
+        if "anchor" in channels and places:
+            self._anchor_channel(list(places), pool)
         if include:
             pool.candidate(include)
         if not pool:
@@ -283,6 +302,16 @@ class Recaller:
 
     def _path_channel(self, touched_terms: list[str], pool: ch.Pool) -> None:
         ch.path_channel(self.store, touched_terms, pool)
+
+    def _anchor_channel(self, places: list[Location], pool: ch.Pool) -> None:
+        views: dict[str, FileView] = {}
+
+        def view(path: str) -> FileView:
+            if path not in views:
+                views[path] = FileView.read(self.root, path) if self.root else FileView(path, None)
+            return views[path]
+
+        ch.anchor_channel(self.store, places, view, pool)
 
     def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.

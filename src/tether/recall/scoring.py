@@ -107,6 +107,53 @@ ACTED_CAP = 0.06
 # `priority: high` multiplies (never adds: an additive boost lets a weak match jump a relevant one).
 HIGH_PRIORITY_FACTOR = 1.15
 
+# -- The edit's location against anchors (issue 10): which of a file's memories are about *this* place. --
+# Tuned on the gotcha evaluation's dev window (benchmarks/quality/GOTCHAS.md, edit mode, Recall@3, the
+# first hunk of each file as the location): the constants below gave 0.618 against nearest-to-edit's 0.510.
+# An anchor on the edited lines enters with this magnitude, more than a file hit's rarity premium, so among
+# one file's memories the ones at the edit come first (0.20 → 0.551, 0.30 → 0.590, 0.45 → 0.590: its
+# scale against the file hit hardly matters, its presence does).
+ANCHOR_MAX = 0.30
+# Lines from the anchor to the edit at which that halves: a warning three lines above a change is still
+# about it, one a screen away much less (3 → 0.559, 6 → 0.590, 12 → 0.588).
+ANCHOR_SCALE = 6.0
+# An anchor below the edit counts this many times as far: comments are about the code that follows them.
+# (Dev: x1 0.594, x1.5 0.615 vs 0.610, x2 0.590, x4 0.574. Kept at 2: the evaluation's location is always
+# the file's topmost change, so a warning below it is often about a later change of the same commit, which
+# favours a symmetric distance there and says nothing about an agent's edits.)
+ANCHOR_BELOW_FACTOR = 2.0
+# A symbol anchor the edit is outside of counts this many times as far: the memory is about that function,
+# and the edit is in another one (the next function is related, not the same). Not measured (the
+# evaluation's memories are comments: line anchors); set so the neighbouring function's gotcha ranks below
+# a line anchor at the same distance.
+ANCHOR_SYMBOL_OUTSIDE_FACTOR = 4.0
+# Beyond this many lines an anchor is elsewhere in the file: no anchor evidence, and a small penalty, so a
+# memory about another place in the file ranks below those about the whole file (penalty 0 → 0.564,
+# 0.05 → 0.590, 0.15 → 0.570; 25 lines instead of 40: 0.609 vs 0.610).
+ANCHOR_NEAR = 40
+ANCHOR_ELSEWHERE = 0.05
+# The edit lands inside the definition an anchor is on or in (`within`): the same function's warnings
+# (0 → 0.570, 0.05 → 0.590; with the two below: 0.05 → 0.618, 0.10 → 0.618).
+ANCHOR_WITHIN = 0.10
+# A memory naming an identifier the edit writes, or the definition the edit lands in (`ModelRetry`)
+# (0 → 0.585, 0.06 → 0.590, 0.12 → 0.602; 0.20 no better).
+IDENT_HIT = 0.12
+# The words of the edit (the lines it replaces and what it writes) as a query over the edited files' own
+# memories, idf-weighted among them, relative to the best, up to this magnitude: the code being changed
+# says what it is about (0.05 → 0.598, 0.15 → 0.608, 0.25 → 0.610, 0.35 → 0.611).
+EDIT_TEXT_MAX = 0.25
+
+
+def anchor_distance(distance: int, side: str, symbol: bool) -> float:
+    """How far an anchor `distance` lines from the edit, on `side` (at, above, below) of it, counts."""
+    far = distance * (ANCHOR_BELOW_FACTOR if side == "below" else 1.0)
+    return far * (ANCHOR_SYMBOL_OUTSIDE_FACTOR if symbol else 1.0)
+
+
+def anchor_closeness(far: float) -> float:
+    """Magnitude of an anchor whose distance to the edit counts `far` lines (`anchor_distance`)."""
+    return ANCHOR_MAX / (1.0 + far / ANCHOR_SCALE)
+
 
 def rrf(rank: int) -> float:
     """Reciprocal-rank credit for a 1-based rank."""

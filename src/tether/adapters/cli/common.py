@@ -63,6 +63,8 @@ def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator
             "(memories are intact; usage counts start over)",
             err=True,
         )
+    for ignored in ws.config.ignored:
+        echo(f"warning: {ignored.message()}", err=True)
     try:
         if ws.last_sync is not None:
             for problem in ws.last_sync.problems:
@@ -80,12 +82,18 @@ def _follow_renames(ws: Workspace) -> None:
     if ws.root is None:
         return
     try:
-        moved = refresh_repo(ws).renamed
+        moved = refresh_repo(ws)
     except TetherError as exc:
         echo(f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True)
         return
-    for memory_id, old, new in moved:
+    for memory_id, old, new in moved.renamed:
         echo(f"note: memory {memory_id} now names {new} (renamed from {old})", err=True)
+    for memory_id, anchor in moved.reanchored.lost:
+        echo(
+            f"warning: memory {memory_id} lost its anchor {anchor.label()} in {anchor.path} (the code is gone); "
+            "it is about the file now (`tether list --dead-anchors`)",
+            err=True,
+        )
 
 
 def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
@@ -112,6 +120,14 @@ def show_memory(memory: Memory, *, full: bool = True) -> None:
     echo(f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}")
     if memory.files:
         echo(f"  files: {', '.join(memory.files)}")
+    for anchor in memory.anchors:
+        where = f"lines {anchor.lines[0]}-{anchor.lines[1]}" if anchor.lines else ""
+        what = (
+            f"{anchor.symbol} ({where})"
+            if anchor.symbol
+            else where + (f" in {anchor.within}" if anchor.within else "")
+        )
+        echo(f"  at: {anchor.path} {what}" + ("  [lost: its code is gone]" if anchor.lost else ""))
     if memory.supersedes:
         echo(f"  supersedes: {memory.supersedes}")
     if memory.details:

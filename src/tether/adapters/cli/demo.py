@@ -1,7 +1,8 @@
 """`tether demo`: a scripted agent session on a sample repo, through the real hook commands.
 
 It builds a small git repository (with a README that lies about deploys, and a history in which billing
-files change together), records a few memories tied to files, and replays what Claude Code would send to
+files change together), records a few memories tied to files (two gotchas anchored to the functions they
+are about), and replays what Claude Code would send to
 `tether hook claude <event>` at each step, printing what the agent would be given.
 """
 
@@ -19,7 +20,10 @@ from typing import Any
 
 _FILES = {
     "README.md": "# shop\n\nStaging runs on port 8080 on host europa. Deploy with `./deploy.sh`.\n",
-    "src/billing/charge.py": "def charge(order, key):\n    return gateway.post(order.total, idempotency_key=key)\n",
+    "src/billing/charge.py": (
+        "def charge(order, key):\n    return gateway.post(order.total, idempotency_key=key)\n\n\n"
+        'def receipt(order):\n    return f"paid {order.total}"\n'
+    ),
     "src/billing/refund.py": "def refund(order, cents):\n    return gateway.refund(order.id, cents)\n",
     "src/api/routes.py": "from billing.charge import charge\n\n\ndef pay(request):\n    return charge(request.order, request.key)\n",
     "src/api/errors.py": "class ApiError(Exception):\n    pass\n",
@@ -32,8 +36,14 @@ _MEMORIES: list[tuple[str, str, list[str], list[str]]] = [
     (
         "charge() must stay idempotent: a retry reuses the same idempotency key",
         "gotcha",
-        ["src/billing/charge.py"],
-        ["--priority", "high"],
+        [],
+        ["--priority", "high", "--at", "src/billing/charge.py::charge"],
+    ),
+    (
+        "Receipts show cents as money(): never format order.total by hand",
+        "gotcha",
+        [],
+        ["--at", "src/billing/charge.py::receipt"],
     ),
     ("Refund amounts are integer cents, never floats", "gotcha", ["src/billing/refund.py"], []),
     ("API errors use the ApiError envelope {code, message, details}", "pref", ["src/api/"], []),
@@ -81,7 +91,7 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
                 handle.write(f"# revision {n}\n")
         sh("git", "commit", "-qam", f"billing: revision {n}")
 
-    echo("\n# 1. Remember what the project has learned, tied to the files it is about")
+    echo("\n# 1. Remember what the project has learned, tied to the files (and functions) it is about")
     sh(*tether, "init", show=True)
     ids: dict[str, str] = {}
     for summary, category, files, flags in _MEMORIES:
@@ -153,11 +163,25 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
         "The agent edits src/billing/charge.py: it has seen the gotcha, so the edit goes ahead",
     )
     session = "demo-session-2"
-    hook("PreToolUse", edit, "A second session edits charge.py without reading it: deny-once with the gotcha")
+    hook(
+        "PreToolUse",
+        edit,
+        "A second session edits charge() without reading it: deny-once names charge()'s gotcha, not receipt()'s",
+    )
     hook("PreToolUse", edit, "It retries the same edit: allowed")
+    receipt = {
+        "tool_name": "Edit",
+        "tool_input": {
+            "file_path": charge,
+            "old_string": '    return f"paid {order.total}"',
+            "new_string": '    return f"paid {order.total / 100}"',
+        },
+    }
+    hook("PreToolUse", receipt, "Then it edits receipt(): the gotcha anchored there lands, once")
 
     echo("\n# 4. Why did a memory surface? Receipts and the full breakdown")
     sh(*tether, "explain", ids[_MEMORIES[2][0]], "--file", "src/billing/refund.py", show=True)
+    sh(*tether, "recall", "--file", "src/billing/charge.py::receipt", "--no-record", show=True)
     script = Path(sys.executable).with_name("tether")
     command = str(script) if script.exists() else f"{sys.executable} -m tether"
     echo(

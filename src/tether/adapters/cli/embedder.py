@@ -24,7 +24,7 @@ from tether.project import Paths, resolve
 
 def _project() -> tuple[Paths, Config, str]:
     paths = resolve(Path.cwd(), require_project=True)
-    config = Config.load(*paths.config_files)
+    config = Config.for_paths(paths)
     spec = config.text("embedder")
     if in_process(spec):
         raise ConfigError(
@@ -125,7 +125,7 @@ def status(as_json: bool) -> None:
     from tether.embed.providers import EmbedderError
 
     paths = resolve(Path.cwd(), require_project=True)
-    spec = Config.load(*paths.config_files).text("embedder")
+    spec = Config.for_paths(paths).text("embedder")
     if in_process(spec):
         # A status, not a mistake: an embedder every process computes has nothing to serve.
         if as_json:

@@ -219,7 +219,8 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
 @click.command(name="import")
 @click.argument("source", default="-", metavar="FILE|claude-memory")
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-def import_(source: str, directory: Path | None) -> None:
+@click.option("--allow-secret", is_flag=True, help="Import memories that look like credentials anyway.")
+def import_(source: str, directory: Path | None, allow_secret: bool) -> None:
     """Import JSON lines written by `tether export` (FILE, or standard input), or Claude Code's own
     memory notes: `tether import claude-memory [DIR]` (DIR defaults to Claude's folder for this repo).
 
@@ -232,10 +233,10 @@ def import_(source: str, directory: Path | None) -> None:
     with workspace(require_project=False) as ws:
         try:
             if source == "-":
-                new, same = ws.import_lines(sys.stdin)
+                new, same = ws.import_lines(sys.stdin, allow_secret=allow_secret)
             else:
                 with open(source, encoding="utf-8") as handle:
-                    new, same = ws.import_lines(handle)
+                    new, same = ws.import_lines(handle, allow_secret=allow_secret)
         except OSError as exc:
             raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:

@@ -18,7 +18,7 @@ from tether.adapters.cli import memories as cli_memories
 from tether.adapters.cli import project as cli_project
 from tether.adapters.cli import recall as cli_recall
 from tether.adapters.cli.common import echo, emit, json_option, read_details, show_memory, workspace
-from tether.errors import TetherError
+from tether.errors import TetherError, explain_os_error
 
 __all__ = ["cli", "emit", "json_option", "main", "read_details", "show_memory", "workspace"]
 
@@ -34,10 +34,21 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from tether.adapters.cli import anchors as cli_anchors
     from tether.adapters.cli import embedder as cli_embedder
+    from tether.adapters.cli import review as cli_review
     from tether.adapters.cli import store as cli_store
 
-    for module in (cli_project, cli_memories, cli_recall, cli_lifecycle, cli_embedder, cli_store):
+    for module in (
+        cli_project,
+        cli_memories,
+        cli_recall,
+        cli_lifecycle,
+        cli_embedder,
+        cli_store,
+        cli_review,
+        cli_anchors,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 
@@ -60,3 +71,6 @@ def main(argv: list[str] | None = None, obj: object = None) -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a full disk, a read-only file system: the machine's state, said plainly
+        echo(f"error: {explain_os_error(exc)}", err=True)
+        sys.exit(1)

@@ -34,6 +34,13 @@ from tether.workspace import Workspace
     "--file", "-f", "files", multiple=True, help="A file or directory (ending in /) it is about. Repeatable."
 )
 @click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="PATH::SYMBOL|PATH:START-END",
+    help="A place inside a file it is about: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
+)
+@click.option(
     "--scope",
     "-s",
     type=click.Choice(SCOPES),
@@ -58,6 +65,7 @@ def add(
     details: str | None,
     category: str,
     files: tuple[str, ...],
+    at: tuple[str, ...],
     scope: str,
     session: str | None,
     pin: bool,
@@ -73,6 +81,7 @@ def add(
             details=read_details(details),
             category=category,
             files=files,
+            at=at,
             scope=scope,
             pinned=pin,
             priority=priority,
@@ -81,10 +90,14 @@ def add(
             allow_secret=allow_secret,
         )
     if as_json:
-        emit({**to_dict(result.memory), "new": result.created})
+        emit({**to_dict(result.memory), "new": result.created, "restored": result.restored})
         return
-    if not result.created:
-        echo("already known (same content):")
+    if result.restored:
+        echo("restored (the same content was archived):")
+    elif not result.created:
+        echo(
+            f"already known (same content){'' if result.memory.status == 'active' else ', ' + result.memory.status}:"
+        )
     show_memory(result.memory, full=False)
 
 
@@ -126,6 +139,7 @@ def get(memory_id: str, as_json: bool) -> None:
 @click.option("--superseded", is_flag=True, help="Superseded memories instead of active ones.")
 @click.option("--all", "show_all", is_flag=True, help="Every status.")
 @click.option("--dead", is_flag=True, help="Only memories whose every file is gone.")
+@click.option("--dead-anchors", is_flag=True, help="Only memories with an anchor whose code is gone.")
 @json_option
 def list_(
     category: str | None,
@@ -137,6 +151,7 @@ def list_(
     superseded: bool,
     show_all: bool,
     dead: bool,
+    dead_anchors: bool,
     as_json: bool,
 ) -> None:
     """List memories (active ones unless told otherwise)."""
@@ -152,6 +167,10 @@ def list_(
             file = normalize_path(file, ws.root, ws.cwd)
         if dead:
             found = [m for m, _ in ws.dead_refs()]
+        elif dead_anchors:
+            from tether.lifecycle.reanchor import dead_anchors as lost
+
+            found = [m for m, _ in lost(ws)]
         else:
             found = ws.find(
                 Query(
@@ -178,6 +197,14 @@ def list_(
 @click.option("--details", "-d", help="New details; '-' reads standard input.")
 @click.option("--category", "-c", type=click.Choice(CATEGORIES), help="New category.")
 @click.option("--file", "-f", "files", multiple=True, help="Replace the file list (repeatable).")
+@click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="PATH::SYMBOL|PATH:START-END",
+    help="Replace the anchors: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
+)
+@click.option("--no-anchors", is_flag=True, help="Drop every anchor (the memory stays tied to its files).")
 @click.option("--priority", type=click.Choice(PRIORITIES), help="New priority.")
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 def edit(
@@ -186,10 +213,14 @@ def edit(
     details: str | None,
     category: str | None,
     files: tuple[str, ...],
+    at: tuple[str, ...],
+    no_anchors: bool,
     priority: str | None,
     allow_secret: bool,
 ) -> None:
     """Change a memory with flags, or open its note in $EDITOR when no flag is given."""
+    if at and no_anchors:
+        raise click.UsageError("--at and --no-anchors contradict each other: give one")
     changes: dict[str, Any] = {}
     if summary is not None:
         changes["summary"] = summary
@@ -201,9 +232,10 @@ def edit(
         changes["files"] = list(files)
     if priority is not None:
         changes["priority"] = priority
+    anchors = list(at) if at or no_anchors else None
     with workspace(require_project=False) as ws:
-        if changes:
-            show_memory(ws.edit(memory_id, allow_secret=allow_secret, **changes), full=False)
+        if changes or anchors is not None:
+            show_memory(ws.edit(memory_id, allow_secret=allow_secret, at=anchors, **changes), full=False)
             return
         memory = ws.get(memory_id)
         path = ws.store.note_path(memory.id)

@@ -29,7 +29,7 @@ def init(database: str | None) -> None:
     paths, created = init_project(Path.cwd())
     echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
     if database is not None:
-        from tether.config import redact_url, set_database_url
+        from tether.config.database import redact_url, set_database_url
 
         url = None if database.strip().lower() in ("", "none") else database.strip()
         written = set_database_url(paths.home, url)
@@ -46,26 +46,66 @@ def init(database: str | None) -> None:
 @click.argument("value", required=False)
 @click.option("--user", is_flag=True, help="Write the user config ($TETHER_HOME/config.toml) instead.")
 @click.option("--list", "list_all", is_flag=True, help="Every key with its value and meaning.")
+@click.option(
+    "--approve",
+    "approve",
+    metavar="KEY",
+    help="Use this checkout's project value of a user-level KEY (embedder, distill.*, ...) on this machine.",
+)
 @json_option
-def config_(key: str | None, value: str | None, user: bool, list_all: bool, as_json: bool) -> None:
-    """Read or set a configuration key (e.g. `tether config guard.mode deny-once`)."""
-    from tether.config import DEFAULTS, Config, set_value
+def config_(
+    key: str | None, value: str | None, user: bool, list_all: bool, approve: str | None, as_json: bool
+) -> None:
+    """Read or set a configuration key (e.g. `tether config guard.mode deny-once`).
+
+    Keys that choose where memories, prompts and API keys are sent, or what tether starts (embedder,
+    embed_server.enabled, distill.enabled, distill.provider, distill.base_url), are read from your own
+    config; a project's value for one is used only once you approve it here with --approve KEY.
+    """
+    from tether.config import DEFAULTS, USER_LEVEL, Approvals, Config, project_may_set, set_value
+    from tether.errors import ConfigError
     from tether.project import resolve
 
-    paths = resolve(Path.cwd(), require_project=not user and value is not None)
-    config = Config.load(*paths.config_files)
+    paths = resolve(Path.cwd(), require_project=(not user and value is not None) or approve is not None)
+    config = Config.for_paths(paths)
+    if approve is not None:
+        found = config.project_value(approve)
+        if found is None or paths.root is None:
+            raise ConfigError(
+                f"{paths.project_config} sets no unapproved {approve}: nothing to approve "
+                f"(user-level keys: {', '.join(USER_LEVEL)})"
+            )
+        Approvals(paths.approvals).approve(paths.root, approve, found)
+        echo(f"approved {approve} = {found!r} for {paths.root} (a changed value asks again)")
+        return
     if as_json and value is None:
         emit({name: config.value(name) for name in DEFAULTS} if key is None else {key: config.value(key)})
         return
     if list_all or key is None:
         for name, (_, meaning) in DEFAULTS.items():
-            echo(f"{name} = {config.value(name)!r}  # {meaning}")
+            note = (
+                f"  (project value {config.project_value(name)!r} not approved)"
+                if config.project_value(name) is not None
+                else ""
+            )
+            echo(f"{name} = {config.value(name)!r}  # {meaning}{note}")
+        for ignored in config.ignored:
+            echo(f"warning: {ignored.message()}", err=True)
         return
     if value is None:
         echo(str(config.value(key)))
         return
     target = paths.home / "config.toml" if user else paths.project_config
-    echo(f"{key} = {set_value(target, key, value)!r}")
+    written = set_value(target, key, value)
+    echo(f"{key} = {written!r}")
+    if not user and paths.root is not None and not project_may_set(key, written):
+        # Typed here by the person: that is the approval, for this checkout and this value.
+        Approvals(paths.approvals).approve(paths.root, key, written)
+        echo(
+            f"note: {key} is a user-level setting ({USER_LEVEL[key]}): approved for this checkout; "
+            "teammates who clone it are asked to approve it themselves",
+            err=True,
+        )
 
 
 @click.command()

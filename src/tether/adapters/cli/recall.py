@@ -41,7 +41,13 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
 
 @click.command()
 @click.option("--prompt", "-p", default="", help="What the agent was asked.")
-@click.option("--file", "-f", "files", multiple=True, help="A file being touched. Repeatable.")
+@click.option(
+    "--file",
+    "-f",
+    "files",
+    multiple=True,
+    help="A file being touched, or the place in it being edited (path:123, path:120-140, path::Symbol). Repeatable.",
+)
 @click.option("--session", help="Session id (for cooldown and recording).")
 @click.option("--turn", type=int, help="Turn number in the session.")
 @click.option("--limit", "-k", type=click.IntRange(0, 50), help="Most memories (default: recall.limit).")
@@ -76,7 +82,13 @@ def recall(
 @click.command()
 @click.argument("memory_id")
 @click.option("--prompt", "-p", default="", help="The prompt to explain against.")
-@click.option("--file", "-f", "files", multiple=True, help="A file being touched. Repeatable.")
+@click.option(
+    "--file",
+    "-f",
+    "files",
+    multiple=True,
+    help="A file being touched, or a place in it (path:123, path::Symbol). Repeatable.",
+)
 @json_option
 def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) -> None:
     """The full score breakdown of one memory for a context, and its rank."""

@@ -65,7 +65,7 @@ def copy(to_url: str | None, from_url: str | None) -> None:
     `--to` fills a team database from this checkout (its project's and your user memories); `--from`
     brings them back, writing notes, e.g. to leave a team database. Telemetry follows the events.
     """
-    from tether.config import check_database_url, redact_url
+    from tether.config.database import check_database_url, redact_url
     from tether.store.postgres import transfer
     from tether.store.postgres.connect import open_shared, tenant_for
 

@@ -14,8 +14,10 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -29,12 +31,26 @@ from tether.model.display import printable_data, safe_json
 DEFAULT_DEADLINE_SECONDS = 3.0
 
 
-class _Deadline(Exception):
-    pass
+# After the deadline, the `finally` blocks and cleanup still run; should one of them block too (a lock, a
+# disk that stopped answering), a process that owns itself (`hard`) ends at deadline + this grace, exit 0.
+HARD_GRACE_SECONDS = 1.0
 
 
-def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run one hook. Always returns 0."""
+class _Deadline(BaseException):
+    """Raised in the hook's thread when its deadline passes. A `BaseException`, like `KeyboardInterrupt`:
+    the core's `except Exception` handlers (recall's fallback, each housekeeping pass) must not catch it
+    and carry on past the deadline."""
+
+
+def main(
+    argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None, *, hard: bool = False
+) -> int:
+    """Run one hook. Always returns 0.
+
+    `hard`: this process is the hook (`tether hook`), so besides the deadline alarm a timer thread ends
+    the process (exit 0, nothing on stdout, one log line) if the work still runs `HARD_GRACE_SECONDS`
+    later; it is also the only deadline where `SIGALRM` does not exist (Windows) or off the main thread.
+    """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     started = time.perf_counter()
@@ -45,6 +61,8 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
         deadline = float(os.environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE_SECONDS))
     except ValueError:
         deadline = DEFAULT_DEADLINE_SECONDS
+    if not deadline > 0:  # also NaN
+        deadline = DEFAULT_DEADLINE_SECONDS
     armed = [True]
 
     def on_deadline(signum: int, frame: Any) -> None:
@@ -52,10 +70,12 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
         # earlier failure is being handled; it must raise at most once, where a handler catches it.
         if armed[0]:
             armed[0] = False
-            raise _Deadline("hook deadline passed")
+            raise _Deadline(f"hook deadline passed ({deadline:g} s)")
 
-    previous = signal.signal(signal.SIGALRM, on_deadline)
-    signal.setitimer(signal.ITIMER_REAL, deadline)
+    alarm = _arm(deadline, on_deadline)
+    stopper = (
+        _hard_stop(deadline + HARD_GRACE_SECONDS, armed, cwd, agent, event_name, started) if hard else None
+    )
     failure: BaseException | None = None
     output: dict[str, Any] | None = None
     try:
@@ -67,8 +87,9 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
         failure = failure or late
     finally:
         armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        alarm()
+    if stopper is not None:
+        stopper.cancel()
     if failure is not None:
         _log_failure(cwd, agent, event_name, failure, time.perf_counter() - started)
     elif output is not None:
@@ -81,12 +102,50 @@ def main(argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = N
     return 0
 
 
+def _arm(deadline: float, handler: Callable[[int, Any], None]) -> Callable[[], None]:
+    """Raise through `handler` in this thread after `deadline` seconds; returns the disarming function.
+
+    Where there is no `SIGALRM`/`setitimer` (Windows) or this is not the main thread (signals are handled
+    there only), nothing is armed: never a crash, and a hard hook still has its timer thread."""
+    if not hasattr(signal, "SIGALRM") or not hasattr(signal, "setitimer"):
+        return lambda: None
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, deadline)
+
+    def disarm() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return disarm
+
+
+def _hard_stop(
+    after: float, armed: list[bool], cwd: Path, agent: str, event: str, started: float
+) -> threading.Timer:
+    def stop() -> None:
+        armed[0] = False
+        elapsed = time.perf_counter() - started
+        _log_failure(cwd, agent, event, _Deadline(f"hook still running {after:g} s in: ended"), elapsed)
+        os._exit(0)  # nothing was printed; SQLite and the atomic note writes are crash-safe
+
+    timer = threading.Timer(after, stop)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def _work(agent: str, event_name: str, stdin: Any) -> dict[str, Any] | None:
     from tether.adapters.hooks.agents import AGENTS, known_event
 
     if agent not in AGENTS or not known_event(agent, event_name):
         raise ValueError(f"unknown agent/event {agent!r} {event_name!r}: see `tether install --help`")
-    raw = stdin.read()
+    from tether.model.limits import HOOK_INPUT_MAX_BYTES
+
+    raw = stdin.read(HOOK_INPUT_MAX_BYTES + 1)  # characters: at least as many bytes
+    if len(raw) > HOOK_INPUT_MAX_BYTES:
+        raise ValueError(f"hook input over {HOOK_INPUT_MAX_BYTES} bytes: not read (fail open)")
     try:
         payload = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.adapters.hooks.behaviour import MEMORY_TOOLS, HookEvent, Reply
+from tether.anchors.edits import from_payload
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 
@@ -30,6 +31,10 @@ _EDIT_TOOLS = {
     "search_replace",
 }
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+
+# Agents whose pre-edit hook cannot add context (agent-integrations.md §4.3: Gemini's BeforeTool has no
+# `additionalContext`; §3.2: Cursor's preToolUse answers a permission only): there, only a deny is seen.
+_NO_CONTEXT_BEFORE_EDIT = frozenset({"gemini", "cursor"})
 
 # event name → kind, per agent
 _EVENTS: dict[str, dict[str, str]] = {
@@ -102,9 +107,12 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
         paths=paths,
         transcript=str(payload.get("transcript_path") or ""),
         source=str(payload.get("source") or ""),
+        shows_context=not (kind == "before_edit" and agent in _NO_CONTEXT_BEFORE_EDIT),
     )
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools
+    elif kind == "before_edit":
+        event.edits = from_payload(tool, tool_input, payload)  # located in the files by `behaviour`
     return event
 
 

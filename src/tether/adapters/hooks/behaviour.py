@@ -10,15 +10,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.adapters.hooks.session import session_state
+from tether.anchors.edits import Edit, locations
+from tether.anchors.locations import Location, gap
+from tether.anchors.resolve import FileView, resolve
 from tether.errors import ValidationError
-from tether.model.memory import Memory, normalize_path
+from tether.model.limits import PROMPT_TAIL
+from tether.model.memory import Memory, normalize_path, origin_tag
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
+from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
 # Tools whose use means the agent is reading memory on its own: hints go quiet after that.
 MEMORY_TOOLS = ("memory_search", "memory_get", "memory_pin", "memory_add", "memory_links", "memory_remove")
+# A gotcha anchored to lines this close to an edit (twice as far below it, as recall counts) is about the
+# place being edited: listed first, and what deny-once pauses for; one anchored to a symbol is when the edit
+# lands inside it. The others are elsewhere in the file.
+AT_LOCATION_LINES = 15
 
 
 @dataclass
@@ -34,6 +43,10 @@ class HookEvent:
     paths: list[str] = field(default_factory=list)  # absolute or cwd-relative paths the tool touches
     transcript: str = ""
     source: str = ""
+    # Whether the agent shows this event's context to its model: Gemini's BeforeTool and Cursor's
+    # preToolUse drop it (agent-integrations.md §4.3, §3.2); only a deny reaches the model there.
+    shows_context: bool = True
+    edits: list[Edit] = field(default_factory=list)  # what a before-edit tool call changes, where it says
 
 
 @dataclass
@@ -58,6 +71,8 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     from tether.lifecycle.housekeeping import session_start_housekeeping
 
     warm_up(ws)  # first, so the model loads while the rest of session start runs
+    for ignored in ws.config.ignored:  # once a session, where a person reads the log
+        ws.log(f"config: {ignored.message()}")
     ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
     hints = session_start_housekeeping(ws)
     repo = ws.repo_map()
@@ -74,7 +89,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     used = 0
     with session_state(ws.store, event.session, ws.clock()) as state:
         for memory in sorted(pinned, key=lambda m: m.updated, reverse=True):
-            line = f"★ [{memory.category}] {memory.id} — {memory.summary} (via pinned)"
+            line = memory_line(memory, "pinned")
             if used + len(line) + 2 > budget:  # as injected: "- " and the line
                 break
             used += len(line) + 3
@@ -97,7 +112,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
-        result = ws.recaller().recall(event.prompt, touched, session=event.session, turn=turn)
+        result = ws.recaller().recall(event.prompt[-PROMPT_TAIL:], touched, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)
@@ -140,9 +155,59 @@ def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
     return sorted(found, key=lambda m: (not m.pinned, m.priority != "high", m.created))
 
 
-def gotcha_line(memory: Memory) -> str:
+@dataclass
+class Gotchas:
+    """A file's gotchas for one edit: at the edited place (with where), about the whole file, elsewhere in it."""
+
+    here: list[tuple[Memory, str]] = field(
+        default_factory=list
+    )  # (memory, its anchor's label), nearest first
+    file: list[Memory] = field(default_factory=list)
+    elsewhere: list[Memory] = field(default_factory=list)
+
+
+def gotchas_at(ws: Workspace, path: str, places: list[Location]) -> Gotchas:
+    """The gotchas of `path` sorted by where `places` (edits in that file) land: anchored at or near them
+    first, nearest first; then those about the whole file (no anchor on it, or a lost one); then the ones
+    anchored elsewhere in the file. Without a place every gotcha is about the whole file."""
+    out = Gotchas()
+    found = gotchas_for(ws, path)
+    spans = [p.lines for p in places if p.path == path and p.lines is not None]
+    if not spans or ws.root is None:
+        out.file = found
+        return out
+    view = FileView.read(ws.root, path)
+    near: list[tuple[float, Memory, str]] = []
+    for memory in found:
+        anchors = [resolve(a, view).anchor for a in memory.anchors if a.path == path and not a.lost]
+        anchors = [a for a in anchors if not a.lost and a.lines is not None]
+        if not anchors:
+            out.file.append(memory)
+            continue
+        best: tuple[float, str] | None = None
+        for anchor in anchors:
+            assert anchor.lines is not None
+            for span in spans:
+                distance, side = gap(anchor.lines, span)
+                far = distance * (2.0 if side == "below" else 1.0)
+                limit = 0 if anchor.symbol else AT_LOCATION_LINES
+                if far <= limit and (best is None or far < best[0]):
+                    best = (far, anchor.label())
+        if best is None:
+            out.elsewhere.append(memory)
+        else:
+            near.append((best[0], memory, best[1]))
+    near.sort(key=lambda item: (item[0], not item[1].pinned, item[1].priority != "high", item[1].created))
+    out.here = [(memory, label) for _, memory, label in near]
+    return out
+
+
+def gotcha_line(memory: Memory, where: str = "") -> str:
+    """`· ★ gotcha on WHERE: [agent] "summary" [id] — review before editing` (the origin as in
+    `memory_line`; `on WHERE` for a memory anchored at the edited place)."""
     star = "★ " if memory.pinned or memory.priority == "high" else ""
-    return f'· {star}gotcha "{memory.summary}" [{memory.id}] — review before editing'
+    on = f"on {where}: " if where else ""
+    return f'· {star}gotcha {on}{origin_tag(memory)}"{memory.summary}" [{memory.id}] — review before editing'
 
 
 def after_tool(ws: Workspace, event: HookEvent) -> Reply:
@@ -181,34 +246,58 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
     if mode == "off":
         return Reply()
     paths = _relative(ws, event)
+    if not any(gotchas_for(ws, path) for path in paths):
+        return Reply()  # nothing to warn about: the edited files are not even read
+    places = _places(ws, event)
     with session_state(ws.store, event.session, ws.clock()) as state:
-        unseen: list[Memory] = []
+        here: list[tuple[Memory, str]] = []  # unseen gotchas of the edited places
+        whole: list[Memory] = []  # unseen gotchas of the edited files as a whole
+        elsewhere = 0
         for path in paths:
-            unseen.extend(m for m in gotchas_for(ws, path) if m.id not in state.seen and m not in unseen)
+            found = gotchas_at(ws, path, places)
+            here.extend(
+                (m, w) for m, w in found.here if m.id not in state.seen and all(m != o for o, _ in here)
+            )
+            whole.extend(m for m in found.file if m.id not in state.seen and m not in whole)
+            elsewhere += sum(1 for m in found.elsewhere if m.id not in state.seen)
+        unseen = [m for m, _ in here] + [m for m in whole if all(m != o for o, _ in here)]
         if not unseen:
             return Reply()
         strong = any(m.pinned or m.priority == "high" for m in unseen)
         deny = mode == "deny-once" or (mode == "auto" and strong)
-        first_edit = not any(path in state.denied for path in paths)
+        # Deny-once pauses once per file for its file-wide gotchas, and once for each place's own.
+        first_edit = not any(path in state.denied for path in paths) or bool(here)
+        if not (deny and first_edit) and not event.shows_context:
+            # The agent would drop this context: nothing was shown, so nothing is marked seen or surfaced
+            # (the gotchas arrive with the edit's after-tool hook instead).
+            return Reply()
         for memory in unseen:
             state.seen[memory.id] = state.turn
         turn = state.turn
         if deny and first_edit:
-            state.denied.extend(paths)
+            state.denied.extend(p for p in paths if p not in state.denied)
+    line = places[0].lines[0] if places and places[0].lines and places[0].path == paths[0] else None
+    where = f"{paths[0]}:{line}" if line else paths[0]
     ws.store.record(
-        Event(m.id, "surfaced", ws.clock(), event.session, turn, {"receipt": f"edit {paths[0]}"})
-        for m in unseen
+        Event(m.id, "surfaced", ws.clock(), event.session, turn, {"receipt": f"edit {where}"}) for m in unseen
     )
-    lines = "\n".join(gotcha_line(m) for m in unseen)
+    lines = [gotcha_line(m, w) for m, w in here]
+    lines += [gotcha_line(m) for m in whole if all(m != o for o, _ in here)]
+    if elsewhere:
+        lines.append(
+            f"· (+{elsewhere} more gotcha{'s' if elsewhere > 1 else ''} anchored elsewhere in "
+            f"{paths[0] if len(paths) == 1 else 'these files'}: shown when an edit lands there)"
+        )
+    text = "\n".join(lines)
     if deny and first_edit:
         return Reply(
             # Claude Code tells its model that a denied call means "the user declined: adjust, don't retry
             # verbatim"; say plainly that this is a one-time pause and that retrying unchanged is fine.
-            deny=f"tether: {paths[0]} has known gotchas:\n{lines}\n"
+            deny=f"tether: {paths[0]} has known gotchas{f' at line {line}' if line else ''}:\n{text}\n"
             "This is a one-time pause from project memory, not a refusal: if the edit already respects them, "
             "issue the same edit again (it will go through); otherwise adjust it first."
         )
-    return Reply(context=lines)
+    return Reply(context=text)
 
 
 def session_end(ws: Workspace, event: HookEvent) -> Reply:
@@ -216,6 +305,26 @@ def session_end(ws: Workspace, event: HookEvent) -> Reply:
 
     end_session(ws, event.session, event.transcript)
     return Reply()
+
+
+def _places(ws: Workspace, event: HookEvent) -> list[Location]:
+    """Where the edits land, repo-relative, located in the files as they are on disk."""
+    if ws.root is None or not event.edits:
+        return []
+    root = ws.root
+    relative: dict[str, str] = {}
+    for edit in event.edits:
+        try:
+            relative[edit.path] = normalize_path(edit.path.replace("\\", "/"), root, event.cwd).rstrip("/")
+        except ValidationError:
+            continue
+
+    def read(path: str) -> str | None:
+        view = FileView.read(root, relative[path])
+        return "\n".join(view.lines) if view.exists else None
+
+    found = locations([e for e in event.edits if e.path in relative], read)
+    return [Location(relative[p.path], p.lines, p.symbol, p.text) for p in found]
 
 
 def _relative(ws: Workspace, event: HookEvent) -> list[str]:

@@ -17,7 +17,7 @@ def hook(agent: str, event: str) -> None:
     """
     from tether.adapters.hooks import main as hook_main
 
-    sys.exit(hook_main([agent, event]))
+    sys.exit(hook_main([agent, event], hard=True))
 
 
 COMMANDS = (hook,)

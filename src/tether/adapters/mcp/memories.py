@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tether.errors import StoreDamaged, StoreUnavailable, TetherError
+from tether.errors import StoreDamaged, StoreUnavailable, TetherError, explain_os_error
 
 if TYPE_CHECKING:
     from tether.repo.map import RepoMap
@@ -73,10 +73,8 @@ class Memories:
                 ws = self._open()
                 self._mark_session(ws)
                 yield ws
-            except StoreUnavailable as exc:  # a lock held past the busy timeout, a full disk
-                raise ToolError(
-                    f"the memory index is unavailable ({exc.__cause__ or exc}): retry; if it persists run `tether doctor`"
-                ) from exc
+            except StoreUnavailable as exc:  # a lock held past the busy timeout, a full disk, read-only
+                raise ToolError(for_agent(str(exc))) from exc  # it says what SQLite said and what to do
             except StoreDamaged as exc:  # not a database at all, or a damaged one
                 # Without this the SDK answers a bare "Error executing tool", which agents read as a
                 # schema problem. The index is derived from the notes, so removing it loses no memory.
@@ -86,6 +84,8 @@ class Memories:
                 ) from exc
             except TetherError as exc:
                 raise ToolError(for_agent(str(exc))) from exc
+            except OSError as exc:  # a full disk, a read-only file system: tell the agent, keep serving
+                raise ToolError(explain_os_error(exc)) from exc
 
     def _require_project(self) -> None:
         from tether.project import find_project_root
@@ -104,6 +104,8 @@ class Memories:
         if self._ws is None:
             self._ws = Workspace.open(self.cwd, require_project=False)
             self._repo_refreshed = False
+            for ignored in self._ws.config.ignored:
+                log.warning("%s", ignored.message())
         else:
             self._ws.sync()
         return self._ws
@@ -127,19 +129,24 @@ class Memories:
             ws.store.put_session_state(session, state, ws.clock())
 
     def repo(self, ws: Workspace) -> RepoMap | None:
-        """The repo map, brought up to date once per server process (incremental after the first time)."""
+        """The repo map, brought up to date once per server process (incremental after the first time).
+
+        As every CLI command does, memories follow the renames the refresh finds (their notes are
+        rewritten): a refresh that dropped them would mark the commits read, and the renames were lost."""
+        from tether.lifecycle.housekeeping import refresh_repo
+
         if ws.root is None:
-            return None
-        repo = ws.repo_map()
-        if repo is None:
             return None
         if not self._repo_refreshed:
             self._repo_refreshed = True
             try:
-                repo.refresh()
+                moved = refresh_repo(ws).renamed
             except (TetherError, OSError) as exc:
                 log.warning("repo map refresh failed: %s", exc)
-        return repo
+            else:
+                for memory_id, old, new in moved:
+                    log.info("memory %s now names %s (renamed from %s)", memory_id, new, old)
+        return ws.repo_map()
 
     def close(self) -> None:
         with self._lock:

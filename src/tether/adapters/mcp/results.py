@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for nested TypedDicts before Python 3.12
 
@@ -20,6 +20,7 @@ class Hit(TypedDict):
     id: str
     summary: str
     category: str
+    origin: str  # user | agent | distilled | seed | rules:<path>: who wrote it
     score: float
     receipt: str  # which signals fired: "file, text 0.67, sem 0.41"
     # "strong": it would pass the injection's evidence gate; "weak": only the nearest there is.
@@ -46,6 +47,7 @@ class Full(TypedDict):
     category: str
     scope: str
     files: list[str]
+    anchors: list[dict[str, Any]]  # path, symbol or lines, within, fingerprint, lost
     links: list[str]
     pinned: bool
     priority: str
@@ -61,10 +63,12 @@ class Full(TypedDict):
 class AddResult(TypedDict):
     id: str
     created: bool  # False: the same knowledge was already saved, and that memory is returned
+    status: str  # of the memory returned: an existing one may be archived or superseded
     summary: str
     category: str
     scope: str
     files: list[str]
+    anchors: list[str]  # `path::Symbol` or `path:120-140`
     message: str
 
 

@@ -14,10 +14,15 @@ of their answers are `mcp_results`.
 from __future__ import annotations
 
 import argparse
+import hmac
 import ipaddress
+import os
+import secrets
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
@@ -31,6 +36,8 @@ from tether.adapters.mcp.memories import (
 )
 from tether.adapters.mcp.tools import register_tools
 from tether.errors import TetherError, ValidationError
+from tether.fs import write_atomic
+from tether.model.limits import MCP_BODY_MAX_BYTES as MAX_BODY
 
 __all__ = [
     "AGENT_SESSION_VARS",
@@ -42,6 +49,7 @@ __all__ = [
     "build_server",
     "check_loopback",
     "for_agent",
+    "http_token",
     "main",
     "project_start",
     "run",
@@ -56,6 +64,7 @@ INSTRUCTIONS = (
     "a durable fact (one per call) once you learn it."
 )
 LOOPBACK_NAMES = ("localhost",)
+TOKEN_FILE = "mcp-token"
 
 
 def build_server(cwd: Path) -> MCPServer:
@@ -87,7 +96,7 @@ def build_server(cwd: Path) -> MCPServer:
 
 
 def check_loopback(host: str) -> str:
-    """`host` if it is a loopback address; the HTTP server has no authentication, so nothing else is allowed."""
+    """`host` if it is a loopback address: the HTTP server is for this machine's agents only."""
     if host in LOOPBACK_NAMES:
         return host
     try:
@@ -96,17 +105,69 @@ def check_loopback(host: str) -> str:
     except ValueError:
         pass
     raise ValidationError(
-        f"refusing to listen on {host!r}: the MCP server has no authentication, so it binds to loopback only; "
+        f"refusing to listen on {host!r}: the MCP server binds to loopback only (its token is no TLS); "
         "use 127.0.0.1, ::1 or localhost (and a tunnel such as ssh -L to reach it from elsewhere)"
     )
 
 
+def http_token(home: Path) -> str:
+    """The bearer token of the HTTP transport: `$TETHER_HOME/mcp-token`, made (random, mode 0600) the first
+    time and kept, so an agent configured with it keeps working across restarts. Loopback alone is not
+    enough: any local process or user, and a web page through a browser, can reach a loopback port."""
+    path = home / TOKEN_FILE
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        token = ""
+    if len(token) < 32:
+        token = secrets.token_urlsafe(32)
+        write_atomic(path, token + "\n", mode=0o600)
+    elif path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)  # someone loosened it: only its owner may read it
+    return token
+
+
+class RequireToken:
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>`, else 401 (nothing of the
+    request reaches the MCP app). Lifespan events pass through."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token from $TETHER_HOME/mcp-token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"www-authenticate", b'Bearer realm="tether"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
 def run(cwd: Path, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve the memory tools: over stdio (default) or streamable HTTP at http://host:port/mcp."""
+    """Serve the memory tools: over stdio (default) or streamable HTTP at http://host:port/mcp (with the
+    bearer token of `http_token`, printed on start)."""
     if not http:
-        build_server(cwd).run()
+        from tether.adapters.mcp.stdio import main_stdio
+
+        main_stdio(build_server(cwd))  # the SDK's stdio transport, answering malformed messages too
         return
+    import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from tether.project import user_home
 
     check_loopback(host)
     # Loopback alone does not stop a web page from reaching the server through DNS rebinding: only
@@ -118,7 +179,19 @@ def run(cwd: Path, *, http: bool = False, host: str = "127.0.0.1", port: int = 8
         allowed_hosts=[f"{name}:*" for name in names],
         allowed_origins=[f"http://{name}:*" for name in names],
     )
-    build_server(cwd).run("streamable-http", host=host, port=port, transport_security=security)
+    home = user_home()
+    token = http_token(home)
+    app = build_server(cwd).streamable_http_app(
+        transport_security=security, host=host, max_request_body_size=MAX_BODY
+    )
+    where = f"[{host}]" if ":" in host else host
+    print(
+        f"tether mcp: serving http://{where}:{port}/mcp; every request needs the header "
+        f"'Authorization: Bearer {token}' (kept in {home / TOKEN_FILE})",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(RequireToken(app, token), host=host, port=port, log_level="warning")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,7 +25,10 @@ from tether.adapters.mcp.results import (
     changed,
     full,
 )
+from tether.lifecycle.review import request_pin
+from tether.memories import Added
 from tether.model.display import printable_data
+from tether.model.limits import DETAILS_MAX, QUERY_MAX, REASON_MAX
 
 # The co-change neighbours shown per file by memory_links, as recall uses (DESIGN §4: ≤ 2 per file).
 NEIGHBOURS_PER_FILE = 2
@@ -41,6 +44,7 @@ MemoryId = Annotated[
     Field(
         validation_alias=AliasChoices("id", "memory_id", "memoryId"),
         description="Memory id: 8 hex characters, as returned by memory_search",
+        max_length=64,
     ),
 ]
 Files = Annotated[
@@ -76,6 +80,28 @@ def _shown(func: F) -> F:
     return cast(F, answer)
 
 
+def _added_message(added: Added, newer: list[str]) -> str:
+    """What memory_add says: saved, or where the same knowledge already is (and whether it is recalled)."""
+    m = added.memory
+    if added.pending:
+        return (
+            f"not saved yet: it waits for the user's approval (`tether review`) because "
+            f"{'; '.join(added.pending)}. It is not recalled until approved; to save it now, add it without "
+            "that (not pinned, project scope, or without `supersedes`)"
+        )
+    if added.created:
+        return f"saved {m.id}" + (f"; it supersedes {m.supersedes}" if m.supersedes else "")
+    if m.status == "archived":
+        return (
+            f"already saved as {m.id}, but archived: it is not recalled. The user archived it or it went "
+            f"unused; if it is right again, ask the user to run `tether restore {m.id}`"
+        )
+    if m.status == "superseded":
+        by = ", ".join(newer) or "a newer memory"
+        return f"already saved as {m.id}, superseded by {by}: that one is what is recalled"
+    return f"already saved as {m.id}; nothing new was written"
+
+
 def _read_only() -> ToolAnnotations:
     return ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -97,6 +123,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("query", "q", "text", "search"),
                 description="What you want to know, in words, or a symbol or file name",
+                max_length=QUERY_MAX,
             ),
         ],
         files: Files = None,
@@ -127,6 +154,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
                     "id": r.memory.id,
                     "summary": r.memory.summary,
                     "category": r.memory.category,
+                    "origin": r.memory.origin,
                     "score": round(r.score, 4),
                     "receipt": r.receipt,
                     "confidence": r.confidence,
@@ -159,6 +187,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("summary", "text", "content", "title"),
                 description="One line, at most 160 characters: the fact itself, as it should be shown later",
+                max_length=DETAILS_MAX,  # past 160 the core says how to shorten it; this stops a flood
             ),
         ],
         details: Annotated[
@@ -166,6 +195,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             Field(
                 validation_alias=AliasChoices("details", "body"),
                 description="Markdown: the why, examples, [[id]] links",
+                max_length=DETAILS_MAX,
             ),
         ] = "",
         category: Annotated[
@@ -175,42 +205,59 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             ),
         ] = "context",
         files: Files = None,
+        at: Annotated[
+            list[str] | str | None,
+            Field(
+                validation_alias=AliasChoices("at", "anchors", "anchor"),
+                description="Places inside files it is about: a symbol (src/pay.py::charge_card, "
+                "src/pay.py::Charger.charge) or lines (src/pay.py:120-140); an unknown symbol is an error "
+                "listing the file's symbols",
+            ),
+        ] = None,
         scope: Annotated[
             Scope,
             Field(
-                description="project (shared with the repo), user (follows the person), session (this session only)"
+                description="project (shared with the repo), user (follows the person; asks the user first), session (this session only)"
             ),
         ] = "project",
-        pinned: Annotated[bool, Field(description="Always recalled; use sparingly")] = False,
+        pinned: Annotated[
+            bool,
+            Field(
+                description="Always recalled; only the user can pin, so this asks them first (tether review)"
+            ),
+        ] = False,
         supersedes: Annotated[
             str | None, Field(description="Id of a memory this one replaces; the old one leaves recall")
         ] = None,
     ) -> AddResult:
         """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
-        the same text twice returns the existing memory. Tie it to the files it is about."""
+        the same text twice returns the existing memory. Tie it to the files it is about, and with `at` to
+        the function or lines it is about: it is then shown first when an edit lands there."""
         with memories.use(require_project=scope != "user") as ws:
             added = ws.add(
                 summary,
                 details=details,
                 category=category,
                 files=_paths(files),
+                at=_paths(at),
                 scope=scope,
                 pinned=pinned,
                 origin="agent",
                 supersedes=supersedes,
                 session=agent_session() if scope == "session" else None,
             )
+            newer = [n.id for n in ws.chain(added.memory) if n.supersedes == added.memory.id]
         m = added.memory
-        message = f"saved {m.id}" if added.created else f"already saved as {m.id}; nothing new was written"
-        if added.created and m.supersedes:
-            message += f"; it supersedes {m.supersedes}"
+        message = _added_message(added, newer)
         return {
             "id": m.id,
             "created": added.created,
+            "status": "pending" if added.pending else m.status,
             "summary": m.summary,
             "category": m.category,
             "scope": m.scope,
             "files": list(m.files),
+            "anchors": [a.spec() for a in m.anchors],
             "message": message,
         }
 
@@ -218,7 +265,9 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
     @_shown
     def memory_remove(
         id: MemoryId,
-        reason: Annotated[str, Field(description="Why it is wrong or obsolete (kept in the log)")] = "",
+        reason: Annotated[
+            str, Field(description="Why it is wrong or obsolete (kept in the log)", max_length=REASON_MAX)
+        ] = "",
     ) -> Changed:
         """Archive a memory that is wrong or obsolete: it leaves search and recall but is kept, and can be
         restored (`tether restore <id>`). To replace a memory with a corrected one, prefer memory_add with
@@ -233,10 +282,10 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         """What a memory is connected to: memories it links to and that link to it ([[wikilinks]]), the
         files it is about, and memories on files that often change together with those."""
         with memories.use() as ws:
+            repo = memories.repo(ws)  # first: it may rewrite this memory's files (renames)
             memory = ws.get(id)
             outgoing, incoming = ws.links(memory)
             co_change: list[Neighbour] = []
-            repo = memories.repo(ws)
             if repo is not None:
                 for path in [f for f in memory.files if not f.endswith("/")][:NEIGHBOUR_FILES]:
                     for other, confidence in repo.neighbours(path, NEIGHBOURS_PER_FILE):
@@ -269,8 +318,14 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         id: MemoryId,
         pinned: Annotated[bool, Field(description="true to pin, false to unpin")] = True,
     ) -> Changed:
-        """Pin a memory so it is always recalled, above the statistics (or unpin it). For what the user
-        insists on; pinning many memories makes each one count for less."""
+        """Ask the user to pin a memory so it is always recalled, above the statistics (or to unpin it): the
+        request waits for their approval (`tether review`). For what the user insists on."""
         with memories.use() as ws:
-            memory = ws.pin(id, pinned)
-        return changed(memory, f"{'pinned' if memory.pinned else 'unpinned'} {memory.id}")
+            # A pin is the user's veto over the statistics: an agent asks, the user decides.
+            memory, asked = request_pin(ws, id, pinned)
+        if not asked:
+            return changed(memory, f"{memory.id} is already {'pinned' if memory.pinned else 'unpinned'}")
+        verb = "pin" if pinned else "unpin"
+        return changed(
+            memory, f"asked the user to {verb} {memory.id}: it waits for their approval (`tether review`)"
+        )

@@ -294,7 +294,13 @@ class UICore:
                 supersedes=supersedes or None,
                 allow_secret=allow_secret,
             )
-        verb = "added" if result.created else "already known (same content)"
+        verb = (
+            "added"
+            if result.created
+            else "restored (same content)"
+            if result.restored
+            else "already known (same content)"
+        )
         return Change(verb, result.memory)
 
     def edit(self, memory_id: str, changes: dict[str, Any], *, allow_secret: bool = False) -> Change:

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 from tether.adapters.ui.core import ValidationError
+from tether.model.limits import FORM_MAX_BYTES
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -37,7 +38,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 BIND_HOST = "127.0.0.1"
-MAX_FORM_BYTES = 1 << 20
+MAX_FORM_BYTES = FORM_MAX_BYTES  # one set of limits, in the core (`tether.model.limits`)
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"

@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from tether.config import check_endpoint
 from tether.embed import Vector, normalize
 from tether.embed.providers._common import EmbedderError
 from tether.errors import ConfigError
@@ -31,6 +32,7 @@ def embeddings_url(base_url: str) -> str:
             f"embedding endpoint {base_url!r} is not an http(s) URL; "
             "use e.g. 'openai:http://localhost:11434#nomic-embed-text'"
         )
+    check_endpoint(base_url, "embedding endpoint")  # plain http only to this machine
     path = parsed.path.rstrip("/")
     if not path.endswith("/embeddings"):
         path = path + "/embeddings" if path.endswith("/v1") else path + "/v1/embeddings"

@@ -31,9 +31,19 @@ def translate(exc: sqlite3.Error, where: str = "the memory index") -> Exception:
             f"{where} is damaged ({message}): it is rebuilt from the notes by the next `tether` command "
             "(or delete it); no memory is lost"
         )
-    return StoreUnavailable(
-        f"{where} is unavailable ({message}): retry; if it persists, check the disk and `tether doctor`"
-    )
+    return StoreUnavailable(f"{where} is unavailable ({message}): {_advice(message)}")
+
+
+def _advice(message: str) -> str:
+    """What to do about an unavailable index, by what SQLite said."""
+    text = message.lower()
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return (
+            "its directory (.tether/) must be writable: check the mount and permissions; the notes are intact"
+        )
+    if "full" in text or "disk i/o" in text:
+        return "check the free space on the disk (df) and retry; the notes are intact"
+    return "retry; if it persists, check the disk and `tether doctor`"
 
 
 def translating(cls: type[T]) -> type[T]:

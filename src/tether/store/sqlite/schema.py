@@ -151,12 +151,19 @@ def _migrate_index_id(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('index.id', ?)", (secrets.token_hex(8),))
 
 
+def _migrate_anchors(conn: sqlite3.Connection) -> None:
+    # A memory's anchors (`tether.model.anchor`) as JSON: read with the memory, never queried on their own
+    # (recall reaches anchored memories through their files, which always include each anchor's path).
+    conn.execute("ALTER TABLE memories ADD COLUMN anchors TEXT NOT NULL DEFAULT '[]'")
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
     ("0002_repomap", _migrate_repomap),
     ("0003_pinned_index", _migrate_pinned_index),
     ("0004_index_id", _migrate_index_id),
+    ("0005_anchors", _migrate_anchors),
 )
 
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.model.timestamps import iso, parse_iso
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
@@ -39,6 +40,7 @@ _COLUMNS = (
     "created",
     "updated",
     "content_hash",
+    "anchors",
 )
 
 
@@ -123,6 +125,7 @@ class SQLiteStore:
                 iso(memory.created),
                 iso(memory.updated),
                 memory.content_hash,
+                json.dumps([a.to_front() for a in memory.anchors]) if memory.anchors else "[]",
                 note.path if note else None,
                 note.mtime_ns if note else None,
                 note.size if note else None,
@@ -139,8 +142,8 @@ class SQLiteStore:
             if row is None:
                 cursor = self.conn.execute(
                     "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
-                    " supersedes, status, session, created, updated, content_hash, note_path, note_mtime_ns,"
-                    " note_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " supersedes, status, session, created, updated, content_hash, anchors, note_path,"
+                    " note_mtime_ns, note_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     values,
                 )
                 rowid = int(cursor.lastrowid or 0)
@@ -149,7 +152,7 @@ class SQLiteStore:
                 self.conn.execute(
                     "UPDATE memories SET id=?, summary=?, details=?, category=?, scope=?, files=?, priority=?,"
                     " pinned=?, origin=?, supersedes=?, status=?, session=?, created=?, updated=?,"
-                    " content_hash=?, note_path=?, note_mtime_ns=?, note_size=? WHERE rowid = ?",
+                    " content_hash=?, anchors=?, note_path=?, note_mtime_ns=?, note_size=? WHERE rowid = ?",
                     (*values, rowid),
                 )
                 self.conn.execute("DELETE FROM file_refs WHERE memory_rowid = ?", (rowid,))
@@ -501,6 +504,9 @@ def _memory(row: Sequence[Any]) -> Memory:
         session=data["session"],
         created=_dt(data["created"]) or datetime.now(UTC),
         updated=_dt(data["updated"]) or datetime.now(UTC),
+        anchors=()
+        if data["anchors"] == "[]"
+        else tuple(Anchor.from_front(a) for a in json.loads(data["anchors"])),
     )
     # The stored hash is the one computed at write time from the same text: spare recomputing it.
     memory.__dict__["content_hash"] = data["content_hash"]

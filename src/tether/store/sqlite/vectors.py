@@ -12,6 +12,7 @@ counter every write bumps.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import mmap
@@ -63,12 +64,14 @@ def load(
         dim = size
     packed = b"".join(blobs)
     header_line = json.dumps({"identity": identity, "embedder": embedder, "dim": dim, "ids": ids}).encode()
+    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
     try:
-        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
         tmp.write_bytes(header_line + b"\n" + packed)
         os.replace(tmp, cache)
     except OSError:
-        pass
+        # A full disk leaves no half-written cache behind (a crash's is swept by the next sync).
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return ids, packed, dim
 
 
