@@ -297,3 +297,9 @@ def static() -> TetherGotchas:
 
 def minilm() -> TetherGotchas:
     return with_embedder("sentence-transformers:all-MiniLM-L6-v2")
+
+
+def minilm_onnx() -> TetherGotchas:
+    from tether_retriever import minilm_onnx_spec
+
+    return with_embedder(minilm_onnx_spec())

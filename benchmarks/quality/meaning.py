@@ -8,8 +8,8 @@ does (often none but a stem); the memory is the one a reader would call the answ
 script reports, over the questions:
 
 - `hit@1`, `hit@3`, `MRR`: where the answer ranks by cosine alone, among all the memories;
-- `search@3`: whether `tether search` (the product: full text and semantic fused, as shipped) returns the
-  answer in its first three;
+- `search@1`, `search@3`: whether `tether search` (the product: full text and semantic fused, as shipped)
+  returns the answer first, or in its first three; `strong@3`: in its first three and marked `strong`;
 - `answer cos`: the median cosine of question and answer; `stray cos`: the median of the best cosine an
   off-topic question (one with no answer here) reaches. Their gap is what a confidence mark can rely on.
 
@@ -105,7 +105,9 @@ class Score:
     hit1: float
     hit3: float
     mrr: float
+    search1: float
     search3: float
+    strong3: float
     answer_cos: float
     stray_cos: float
 
@@ -131,33 +133,40 @@ def cosine_ranks(embedder: Embedder) -> tuple[list[int], list[float], list[float
     return ranks, answers, strays
 
 
-def search_hits(embedder: Embedder, root: Path) -> float:
-    """The share of questions whose answer `tether search` returns in its first three."""
+def search_hits(embedder: Embedder, root: Path) -> tuple[float, float, float]:
+    """The shares of questions whose answer `tether search` returns first, in its first three, and there
+    marked strong."""
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     home = root.parent / "home"
     home.mkdir()
     init_project(root, home)  # `tether init`
     with Workspace.open(root, home=home, embedder=embedder) as ws:
         ids = {m: ws.add(m).memory.id for m in MEMORIES}
-        found = 0
+        first = found = strong = 0
         for question, prefix in QUESTIONS:
             want = ids[MEMORIES[answer_index(prefix)]]
-            found += want in [r.memory.id for r in ws.search(question, limit=3)]
-    return found / len(QUESTIONS)
+            results = ws.search(question, limit=3)
+            first += bool(results) and results[0].memory.id == want
+            found += any(r.memory.id == want for r in results)
+            strong += any(r.memory.id == want and r.confidence == "strong" for r in results)
+    n = len(QUESTIONS)
+    return first / n, found / n, strong / n
 
 
 def score(spec: str) -> Score:
     embedder = make_embedder(spec)
     ranks, answers, strays = cosine_ranks(embedder)
     with tempfile.TemporaryDirectory() as tmp:
-        search3 = search_hits(embedder, Path(tmp) / "repo")
+        search1, search3, strong3 = search_hits(embedder, Path(tmp) / "repo")
     n = len(ranks)
     return Score(
         embedder.id,
         sum(r == 1 for r in ranks) / n,
         sum(r <= 3 for r in ranks) / n,
         sum(1 / r for r in ranks) / n,
+        search1,
         search3,
+        strong3,
         statistics.median(answers),
         statistics.median(strays),
     )
@@ -174,13 +183,14 @@ def main() -> None:
     specs = args.embedder or ["hashed", "static", "sentence-transformers:all-MiniLM-L6-v2"]
     print(f"{len(QUESTIONS)} questions over {len(MEMORIES)} memories, {len(STRAY)} off-topic questions")
     print(
-        "| embedder | hit@1 | hit@3 | MRR | search@3 | answer cos (median) | stray cos (median) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|"
+        "| embedder | hit@1 | hit@3 | MRR | search@1 | search@3 | strong@3 | answer cos (median) "
+        "| stray cos (median) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     for spec in specs:
         s = score(spec)
         print(
-            f"| {s.embedder} | {s.hit1:.2f} | {s.hit3:.2f} | {s.mrr:.2f} | {s.search3:.2f} | "
+            f"| {s.embedder} | {s.hit1:.2f} | {s.hit3:.2f} | {s.mrr:.2f} | {s.search1:.2f} | {s.search3:.2f} | "
+            f"{s.strong3:.2f} | "
             f"{s.answer_cos:.2f} | {s.stray_cos:.2f} |",
             flush=True,
         )
