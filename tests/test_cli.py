@@ -127,7 +127,9 @@ def test_search_finds_by_words_and_file(repo: Path, tether: Tether) -> None:
     assert run.code == 0
     found = json.loads(run.out)
     assert [r["id"] for r in found if r["confidence"] == "strong"] == [hit["id"]] == [found[0]["id"]]
-    # Not gated like injection: what is only near comes back too, marked weak, after the strong ones.
+    # Not gated like injection: what is only near comes back too, marked weak, after the strong ones (with
+    # the static model, which puts every two texts at some similarity; hashed shares no feature here).
+    assert tether("config", "embedder", "static").code == 0
     weak = tether("search", "kubernetes")
     assert weak.code == 0 and "no strong match" in weak.err
     assert weak.out and all("  weak    [" in line for line in weak.out.splitlines())
@@ -140,7 +142,12 @@ def test_search_finds_by_meaning_with_the_default_embedder(repo: Path, tether: T
     add_json(tether, "Use pnpm, never npm, for installs")
     run = tether("search", "how do tools work in this project")
     assert run.code == 0, run.err
+    # The hashed default finds it first through the shared stem, and says it is not sure.
     first = run.out.splitlines()[0]
+    assert f"{hit['id']} — Tool execution uses runTool" in first and "  weak    " in first
+    # The packaged static model finds it by meaning, and is sure.
+    assert tether("config", "embedder", "static").code == 0
+    first = tether("search", "how do tools work in this project").out.splitlines()[0]
     assert f"{hit['id']} — Tool execution uses runTool" in first and "  strong  " in first
 
 

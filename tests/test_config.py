@@ -30,7 +30,7 @@ from tether.workspace import Workspace
 def test_defaults_and_typed_reads() -> None:
     config = Config.load()
     assert config.integer("recall.limit") == 3
-    assert config.text("embedder") == "static"
+    assert config.text("embedder") == "hashed"
     assert config.flag("distill.enabled") is False
     with pytest.raises(ConfigError, match="not a whole-number setting"):
         config.integer("embedder")

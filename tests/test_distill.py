@@ -16,6 +16,7 @@ import pytest
 
 from conftest import append, assistant, text, tool, user
 from secret_samples import CREDENTIALS, URLSAFE, fake, pem_body
+from tether.config import set_value
 from tether.intake.autodistill import near_duplicate
 from tether.intake.distill import DistillError, distill_session, parse_facts
 from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
@@ -567,11 +568,16 @@ def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Pat
         ("User prefers small commits", False),
     ],
 )
+@pytest.mark.parametrize(
+    "embedder", ["hashed", "static"]
+)  # static: a model of meaning, blind to these numbers
 def test_near_duplicates_are_judged_by_wording_whatever_the_embedder(
-    ws: Workspace, fact: str, duplicate: bool
+    repo: Path, home: Path, fact: str, duplicate: bool, embedder: str
 ) -> None:
-    ws.add("Use pnpm for installs")
-    ws.add("Staging listens on port 6443")
-    ws.add("The API is cached for five minutes")
-    assert ws.embedder.id.startswith("static:")  # the default: a model of meaning, blind to these numbers
-    assert (near_duplicate(ws, fact) is not None) == duplicate
+    set_value(repo / ".tether" / "config.toml", "embedder", embedder)
+    with Workspace.open(repo, home=home) as ws:
+        ws.add("Use pnpm for installs")
+        ws.add("Staging listens on port 6443")
+        ws.add("The API is cached for five minutes")
+        assert ws.embedder.id.startswith(embedder)
+        assert (near_duplicate(ws, fact) is not None) == duplicate

@@ -29,7 +29,6 @@ from tether.embed.providers import EmbedderError, auto_embedder, make_embedder
 from tether.embed.providers.fastembed import assemble_model_dir
 from tether.embed.providers.http import OpenAIEmbedder, embeddings_url
 from tether.embed.providers.sentence_transformers import PACKAGED_MODELS, packaged_model_dir
-from tether.embed.static import PACKAGED_ID
 from tether.errors import ConfigError
 
 MINILM = PACKAGED_MODELS[0]
@@ -344,11 +343,9 @@ def test_missing_extra_names_what_to_install(
     assert f"pip install 'tether[{extra}]'" in str(info.value)
 
 
-def test_auto_falls_back_to_the_packaged_static_model_without_a_real_model(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_auto_falls_back_to_hashed_without_a_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    assert auto_embedder().id == PACKAGED_ID
+    assert auto_embedder().id == HashedEmbedder().id
 
 
 def test_auto_picks_the_packaged_minilm_when_installed() -> None:

@@ -22,6 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
 from tether.adapters.mcp.server import INSTRUCTIONS, check_loopback, project_start, run
+from tether.config import set_value
 from tether.errors import ValidationError
 from tether.project import init_project
 from tether.store.sqlite.store import SQLiteStore
@@ -232,17 +233,23 @@ async def test_search_returns_short_results_and_get_the_full_text(project: Proje
 
 
 async def test_search_by_meaning_with_the_default_embedder(project: Project) -> None:
-    # The Acolyte article's promise: asked in other words, search finds the memory. With the default
-    # configuration (the packaged static model), and no word of the question but a stem in the memory.
+    # The Acolyte article's promise: asked in other words, search finds the memory, with the default
+    # configuration (the hashed embedder: the question shares only a stem with the memory, so the match is
+    # found but not sure of itself), and marked strong with the packaged static model.
     async with serve(project) as client:
         added = await call(client, "memory_add", {"summary": "Tool execution uses runTool"})
         found = await call(client, "memory_search", {"query": "how do tools work in this project"})
         assert found["results"][0]["id"] == added["id"]
-        assert found["results"][0]["confidence"] == "strong" and "sem" in found["results"][0]["receipt"]
+    set_value(project.root / ".tether" / "config.toml", "embedder", "static")
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": "how do tools work in this project"})
+    assert found["results"][0]["id"] == added["id"]
+    assert found["results"][0]["confidence"] == "strong" and "sem" in found["results"][0]["receipt"]
 
 
 async def test_search_returns_the_nearest_marked_weak_when_nothing_matches_well(project: Project) -> None:
     # An asked-for search is not gated like injection: the nearest memories come back, marked weak.
+    set_value(project.root / ".tether" / "config.toml", "embedder", "static")
     async with serve(project) as client:
         found = await call(client, "memory_search", {"query": "kubernetes helm chart values"})
         injected = await call(client, "memory_search", {"query": "which port does staging listen on"})

@@ -64,7 +64,7 @@ def test_the_wheel_has_complete_metadata_and_only_the_package(wheel: Path) -> No
         "tomlkit",
     }
     assert "tether/py.typed" in names and "tether/adapters/install/guard.py" in names
-    # The default embedder's model ships inside the package, with its licence note.
+    # The static embedder's model ships inside the package, with its licence note.
     model = "tether/embed/data/minilm-static/"
     assert {model + f for f in ("model.safetensors", "tokenizer.json", "config.json", "README.md")} <= set(
         names
@@ -89,7 +89,8 @@ def _use(tether_bin: Path, repo: Path, env: dict[str, str]) -> None:
     _run(tether_bin, "add", "Staging listens on port 6443", "--file", "deploy.yaml", cwd=repo, env=env)
     recalled = _run(tether_bin, "recall", "--prompt", "which port does staging use?", cwd=repo, env=env)
     assert "Staging listens on port 6443" in recalled
-    # Search by meaning with the packaged model: the question is asked in other words.
+    # Search by meaning with the packaged static model: the question is asked in other words.
+    _run(tether_bin, "config", "embedder", "static", cwd=repo, env=env)
     _run(tether_bin, "add", "Tool execution uses runTool", cwd=repo, env=env)
     found = _run(tether_bin, "search", "how do tools work in this project", cwd=repo, env=env)
     assert "Tool execution uses runTool" in found.splitlines()[0]

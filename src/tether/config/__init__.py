@@ -44,8 +44,8 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
         "edit guard: off | context | deny-once | auto (deny-once for pinned/high gotchas)",
     ),
     "embedder": (
-        "static",
-        "embedder spec: static | hashed | auto | static:<dir> | sentence-transformers:<dir> | "
+        "hashed",
+        "embedder spec: hashed | static | auto | static:<dir> | sentence-transformers:<dir> | "
         "fastembed:<model>[@<dir>] | openai:<url>#<model>",
     ),
     "embed_server.enabled": (

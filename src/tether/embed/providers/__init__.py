@@ -83,8 +83,7 @@ def make_embedder(
 
 
 def auto_embedder() -> Embedder:
-    """The best real model already installed on this machine, else the packaged static model (the hashed
-    embedder if a source checkout lacks it).
+    """The best real model already installed on this machine, else the hashed embedder.
 
     Decided from what is installed, without importing anything heavy or loading the model.
     """
@@ -99,8 +98,6 @@ def auto_embedder() -> Embedder:
             directory = packaged_model_dir(model)
             if directory is not None and any(directory.glob("*.safetensors")):
                 return SentenceTransformerEmbedder(model.name)
-    from tether.embed.static import PACKAGED_DIR, StaticEmbedder
-
-    if (PACKAGED_DIR / "model.safetensors").is_file():
-        return StaticEmbedder.packaged()
+    # Not the packaged static model: on the file-tied evaluation it ranks below hashed (README "Choosing the
+    # embedder"), so it is a choice to make, not a fallback.
     return HashedEmbedder()
