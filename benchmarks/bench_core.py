@@ -6,7 +6,9 @@
    atomic note write, embed, index) beside writing the same rendered notes with `notes.write_atomic` alone;
 2. search latency p50/p95 (`Workspace.search`, the full fusion) at each size, beside a bare FTS5 MATCH
    over the same index;
-3. recall latency p50/p95 in-process (`Recaller.recall(prompt, [file], record=False)`) at each size;
+3. recall latency p50/p95 in-process (`Recaller.recall(prompt, [file], record=False)`) at each size, the
+   touched files on disk holding real code (tether's own modules), so the code channel reads them; beside
+   it, interleaved, the same recall without the code channel (`code x`: its cost as a ratio);
 4. cold `tether search` and `tether recall` process times beside `python -c "import sqlite3"`.
 
 The indexes are built fast by writing generated memories straight through `SQLiteStore.put` with the
@@ -37,6 +39,7 @@ from tether.fs import write_atomic
 from tether.model.memory import Memory, new_id
 from tether.notes import format as notes
 from tether.project import init_project
+from tether.recall.evidence import CHANNELS
 from tether.store.sqlite.store import SQLiteStore
 from tether.workspace import Workspace
 
@@ -273,16 +276,27 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
             "SELECT rowid FROM fts_words WHERE fts_words MATCH ? ORDER BY rank LIMIT 10", (match,)
         ).fetchall()
 
+    sources = sorted((Path(__file__).resolve().parents[1] / "src" / "tether").rglob("*.py"))
+    for n, path in enumerate(sorted({f for _, f in probes})):
+        target = project / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(sources[n % len(sources)].read_text(encoding="utf-8"), encoding="utf-8")
+    no_code = [c for c in CHANNELS if c != "code"]
     with Workspace.open(project, home=home) as ws:
         ws.search(probes[0][0])  # warm caches (page cache, numpy import) outside the timings
         ws.recaller().recall(probes[0][0], [probes[0][1]], record=False)
         fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
         search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
-        recall = [
-            timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0] for p, f in probes
-        ]
+        recall, without = [], []
+        for p, f in probes:  # interleaved: the machine's noise lands on both alike
+            recall.append(timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0])
+            without.append(
+                timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False, channels=no_code), 1)[
+                    0
+                ]
+            )
     conn.close()
-    return (*pct(fts), *pct(search), *pct(recall))
+    return (*pct(fts), *pct(search), *pct(recall), pct(without)[0])
 
 
 def bench_cold(project: Path, home: Path, runs: int) -> None:
@@ -349,7 +363,7 @@ def main() -> None:
         print("\n## search and recall latency (ms; bare FTS5 MATCH over the same index is the baseline)")
         print(
             f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
-            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}"
+            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}"
         )
         projects: dict[int, Path] = {}
         for size in sizes:
@@ -358,10 +372,10 @@ def main() -> None:
             runs = 20 if size >= 100_000 else (50 if size >= 10_000 else 100)
             if args.quick:
                 runs = max(10, runs // 2)
-            f50, f95, s50, s95, r50, r95 = bench_size(project, home, size, runs)
+            f50, f95, s50, s95, r50, r95, n50 = bench_size(project, home, size, runs)
             print(
                 f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
-                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}"
+                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}"
             )
             projects[size] = project
         bench_cold(projects[min(sizes, key=lambda s: abs(s - 10_000))], home, cold_runs)

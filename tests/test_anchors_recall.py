@@ -14,6 +14,7 @@ from anchor_sources import SOURCES, line_of
 from conftest import git
 from tether.adapters.hooks import main as hook_main
 from tether.anchors.locations import Location
+from tether.recall.evidence import CHANNELS
 from tether.workspace import Workspace
 
 GOTCHAS = {
@@ -67,9 +68,16 @@ def test_a_memory_naming_what_the_edit_writes_or_where_it_lands_gets_credit(
     assert rule.id in found and "names(Charger)" in found[rule.id].receipt  # the definition the edit is in
     caller = ws.add("Callers of charge_card pass the order's own key", category="gotcha", files=[path]).memory
     place = Location(path, lines=(1, 1), text="x = charge_card(o, k)")
-    written = {r.memory.id: r for r in ws.recall("", [], record=False, locations=[place], limit=9).memories}
+    no_code = [c for c in CHANNELS if c != "code"]
+    written = {
+        r.memory.id: r
+        for r in ws.recall("", [], record=False, locations=[place], limit=9, channels=no_code).memories
+    }
     assert "names(charge_card)" in written[caller.id].receipt and written[caller.id].signals["ident"] > 0
     assert rule.id not in written  # credit, not evidence: naming what an edit writes does not inject a rule
+    # The file's code does use both names the rule gives: that is evidence (the code channel, issue 17).
+    coded = {r.memory.id: r for r in ws.recall("", [], record=False, locations=[place], limit=9).memories}
+    assert "code(" in coded[rule.id].receipt
 
 
 def test_cli_recall_explain_and_add_take_places(repo: Path, ws: Workspace, tether: Any) -> None:

@@ -335,3 +335,27 @@ def test_a_memory_naming_many_files_is_weak_evidence_for_each(ws: Workspace) -> 
     explained_wide, _ = ws.explain(wide.id, "", ["src/app/upload.py"])
     explained_narrow, _ = ws.explain(narrow.id, "", ["src/app/upload.py"])
     assert (explained_wide.magnitude.file or 0) < 0.5 * (explained_narrow.magnitude.file or 0)
+
+
+def test_a_rule_naming_what_the_touched_code_uses_comes_with_it(ws: Workspace) -> None:
+    """Issue 17 §3: identifiers in the touched file's current content are evidence for memories naming
+    them, matched case-sensitively as whole identifiers; a plain word shared with the code is not."""
+    assert ws.root is not None
+    path = ws.root / "src" / "app" / "agent.py"
+    path.write_text(
+        "from .errors import ModelRetry\n\ndef run(retry_count):\n    raise ModelRetry(retry_count)\n"
+    )
+    rule = ws.add("Raise `ModelRetry` to make the model try again, never a bare exception").memory
+    ws.add("Prefer modelretry spelled as one word in prose")  # not the identifier
+    ws.add("Retry counts live in the settings module")  # plain words, no identifier
+    for n in range(5):
+        ws.add(f"Unrelated root rule {n} about documentation style")
+    result = ws.recaller().recall("", ["src/app/agent.py"], record=False)
+    assert ids(result) == [rule.id]
+    assert "code" in result.memories[0].signals and "code(ModelRetry)" in result.memories[0].receipt
+    off = ws.recaller().recall(
+        "", ["src/app/agent.py"], record=False, channels=("file", "path", "text", "semantic", "pinned")
+    )
+    assert rule.id not in ids(off)  # the code channel is what found it
+    path.write_text("def run():\n    return 1\n")  # the code no longer uses it: the evidence goes with it
+    assert rule.id not in ids(ws.recaller().recall("", ["src/app/agent.py"], record=False))

@@ -342,3 +342,9 @@ def test_text_among_scores_only_those_and_inactive_never_crowd_out(store: Store)
     full = {h.id: h.words for h in store.text(["deploy"], limit=10)}
     assert among[0].words == pytest.approx(full["0000000b"])  # comparable with an unrestricted query
     assert store.text(["deploy"], limit=5, among=[]) == []
+
+
+def test_describe_names_the_backend_and_its_version(store: Store) -> None:
+    described = store.describe()
+    assert described["backend"] in ("memory", "sqlite", "postgres")
+    assert isinstance(described["version"], str) and described["version"]

@@ -287,7 +287,10 @@ class Workspace(Memories):
             started = time.perf_counter()
             self.store.count(Query())
             timings.append(time.perf_counter() - started)
-        out: dict[str, Any] = {
+        out: dict[str, Any] = self.store.describe()
+        if self.database:
+            out["url"] = redact_url(self.database)
+        out |= {
             "index": str(self.paths.index),
             "project_memories": self.store.count(Query(status=None, scope="project")),
             "user_memories": self.store.count(Query(status=None, scope="user")),
@@ -298,26 +301,7 @@ class Workspace(Memories):
             out["ignored"] = [
                 f"database.url in {p}: a committed file cannot choose the database" for p in ignored
             ]
-        if isinstance(self.store, SQLiteStore):
-            conn = self.store.conn
-            return {
-                "backend": "sqlite",
-                "version": f"SQLite {conn.execute('SELECT sqlite_version()').fetchone()[0]}",
-                "events": int(conn.execute("SELECT count(*) FROM events").fetchone()[0]),
-                **out,
-            }
-        shared = self.store.shared  # type: ignore[attr-defined]  # a TeamStore
-        status = dict(shared.status())
-        return {
-            "backend": "postgres",
-            "version": f"PostgreSQL {status.pop('server')}",
-            "url": redact_url(self.database or ""),
-            "project": shared.tenant.project,
-            "user": shared.tenant.user,
-            "notes_here": len(self.store.note_refs()),
-            **status,
-            **out,
-        }
+        return out
 
     def doctor(self) -> Doctor:
         return doctor(self, self.sync())

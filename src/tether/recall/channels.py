@@ -6,7 +6,8 @@
 - text: two full-text indexes (words, trigrams);
 - semantic: cosine of the query's embedding with the memories';
 - pinned;
-- anchor: memories anchored at or near the edit's location, and memories naming what the edit writes.
+- anchor: memories anchored at or near the edit's location, and memories naming what the edit writes;
+- code: memories naming identifiers the touched files' current content uses.
 """
 
 from __future__ import annotations
@@ -128,6 +129,30 @@ def text_among(store: Store, words: list[str], pool: Pool) -> None:
             c = pool[hit.id]
             c.evidence.text = hit.words
             c.evidence.text_best = max(best, hit.words)
+
+
+def code_channel(store: Store, code: Callable[[str], list[str]], touched: list[str], pool: Pool) -> None:
+    """Memories naming an identifier the touched files use (`code(path)`: the file's distinctive
+    identifiers, in order of first use), each credited by how many it names (`scoring.code_hit`).
+
+    The word index finds the memories that may name one (a phrase per identifier); the memory's own
+    identifiers decide, case-sensitively, so `ModelRetry` is not `model retry`."""
+    used: dict[str, None] = {}
+    for path in touched:
+        for name in code(path):
+            used.setdefault(name, None)
+            if len(used) >= scoring.CODE_IDENTIFIERS:
+                break
+    if not used:
+        return
+    hits = store.text(list(used), scoring.CODE_CANDIDATES, trigram=False)
+    memories = store.memories(hit.id for hit in hits if hit.words)
+    for mid, memory in memories.items():
+        named = tuple(name for name in identifiers(memory.text, limit=100) if name in used)
+        if named:
+            c = pool.candidate(mid)
+            c.evidence.code = named
+            c.magnitude.code = scoring.code_hit(len(named))
 
 
 def semantic_channel(store: Store, embedder: Embedder, query: str, pool: Pool) -> None:

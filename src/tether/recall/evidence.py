@@ -20,9 +20,10 @@ from tether.model.memory import Memory, origin_tag
 from tether.recall import scoring
 
 # The ranked lists fused by reciprocal rank ("trigram" is the text channel's second index).
-Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned", "anchor"]
-# The channels a caller can switch on and off (`text` includes its trigram index; `anchor` needs locations).
-CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned", "anchor")
+Channel = Literal["file", "path", "cochange", "text", "trigram", "semantic", "pinned", "anchor", "code"]
+# The channels a caller can switch on and off (`text` includes its trigram index; `anchor` needs locations;
+# `code` reads the touched files).
+CHANNELS = ("file", "path", "cochange", "text", "semantic", "pinned", "anchor", "code")
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Evidence:
     anchor_distance: int | None = None  # lines from that anchor to the edit (0: on it)
     ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
     ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
+    code: tuple[str, ...] = ()  # identifiers the touched files' code uses that the memory names
 
     @property
     def sem_strong(self) -> bool:
@@ -68,6 +70,7 @@ class Magnitudes:
     anchor: float | None = None
     ident: float | None = None
     edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
+    code: float | None = None
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
@@ -100,6 +103,7 @@ class Candidate:
             or e.sem_strong
             or e.anchor
             or (e.ident and e.ident_defined)
+            or len(e.code) >= scoring.CODE_EVIDENCE_NAMES
         )
 
     @property
@@ -120,7 +124,7 @@ def _shown(data: Evidence | Magnitudes, *, rounded: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(data):
         value = getattr(data, f.name)
-        if value is None or value == "":
+        if value is None or value == "" or value == ():
             continue
         if rounded and isinstance(value, float):
             value = round(value, 4)
@@ -218,6 +222,8 @@ def signals(c: Candidate) -> dict[str, float]:
         out["ident"] = m.ident or 0.0
     if m.edit:
         out["edit"] = m.edit
+    if e.code:
+        out["code"] = m.code or 0.0
     if m.blast:
         out["blast"] = m.blast
     if m.feedback:
@@ -243,6 +249,8 @@ def receipt(c: Candidate) -> str:
         parts.append(f"names({e.ident})")
     if e.names:
         parts.append(f"names({e.names.rsplit('/', 1)[-1]})")
+    if e.code:
+        parts.append(f"code({', '.join(e.code[:2])}{', …' if len(e.code) > 2 else ''})")
     if e.cochange is not None:
         parts.append(f"co-change({Path(e.cochange).as_posix()})")
     if e.text_match:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from tether.anchors.locations import Location, split_places
+from tether.anchors.locations import Location, identifiers, split_places
 from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
@@ -238,6 +238,8 @@ class Recaller:
             ch.pinned_channel(self.store, pool)
         if "anchor" in channels and places:
             self._anchor_channel(list(places), pool)
+        if "code" in channels and touched and self.root is not None:
+            ch.code_channel(self.store, self._code, touched, pool)
         if include:
             pool.candidate(include)
         if not pool:
@@ -262,6 +264,8 @@ class Recaller:
                     # memories alike, so they never reorder them (and never favour a mere mention).
                     c.magnitude.path = scoring.PATH_TEXT_MAX
                     c.rrf.pop("path", None)
+                if not scoring.CODE_ON_EXACT_FILE and c.evidence.file and not c.evidence.file.endswith("/"):
+                    c.magnitude.code = None
             if c.evidence.text is not None:
                 c.evidence.text_match = self._covers(memory, words, parts, c)
             if "path" in c.rrf:
@@ -312,6 +316,12 @@ class Recaller:
             return views[path]
 
         ch.anchor_channel(self.store, places, view, pool)
+
+    def _code(self, path: str) -> list[str]:
+        """The distinctive identifiers of a touched file as it is on disk (none for a directory, a missing
+        or binary file), cached by size and modification time."""
+        assert self.root is not None
+        return code_identifiers(self.root / path)
 
     def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
@@ -364,3 +374,33 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
         if "." in name and len(name) > 4 and name in text:
             return path
     return ""
+
+
+# A file's identifiers by (path, size, mtime): a session's hooks touch the same few files again and again.
+_CODE_CACHE: dict[Path, tuple[int, int, list[str]]] = {}
+# Past this size a file is generated or data, not code someone edits by hand: it is not read.
+CODE_FILE_MAX = 1 << 20
+
+
+def code_identifiers(path: Path) -> list[str]:
+    """The distinctive identifiers (`tether.anchors.locations.identifiers`) of the file at `path`."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return []
+    if not path.is_file() or stat.st_size > CODE_FILE_MAX:
+        return []
+    cached = _CODE_CACHE.get(path)
+    if cached is not None and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+        return cached[2]
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    found = (
+        [] if b"\0" in data[:8192] else identifiers(data.decode("utf-8", "replace"), scoring.CODE_IDENTIFIERS)
+    )
+    if len(_CODE_CACHE) > 256:
+        _CODE_CACHE.clear()
+    _CODE_CACHE[path] = (stat.st_size, stat.st_mtime_ns, found)
+    return found

@@ -147,6 +147,27 @@ IDENT_HIT = 0.12
 EDIT_TEXT_MAX = 0.25
 
 
+# Identifiers the touched files' code uses (`retry_count`, `ModelRetry`) that a memory names: the code says
+# what the memory is about, whatever the prompt says (issue 17 §3). At most this many distinct identifiers
+# are read from the touched files (in order of first use), and the memories naming them are looked up in the
+# word index, the strongest `CODE_CANDIDATES` kept.
+CODE_IDENTIFIERS = 200
+CODE_CANDIDATES = 50
+# A memory naming one of them gets `CODE_HIT`, each further one `CODE_MORE`, up to `CODE_MAX`. Dev window
+# (rules with files / gotchas; off 0.273 / 0.520): 0.05 0.302, 0.10 0.341 / 0.533, 0.15 0.370 / 0.533,
+# 0.20 0.398 / 0.528. The rule labels are themselves defined by identifiers, so the rules' gain rises with the
+# magnitude partly by construction: 0.15 is the largest that costs the gotchas nothing.
+CODE_HIT = 0.15
+CODE_MORE = 0.03
+CODE_MAX = 0.24
+# A memory on the touched file itself is about that code already: its code credit would only reorder the
+# file's own memories by how many names each repeats, which says nothing about the edit (off: every
+# memory on an exact file hit gets none).
+CODE_ON_EXACT_FILE = False
+# Naming this many of them is evidence on its own (it lets the memory past the injection's gate).
+CODE_EVIDENCE_NAMES = 1
+
+
 def anchor_distance(distance: int, side: str, symbol: bool) -> float:
     """How far an anchor `distance` lines from the edit, on `side` (at, above, below) of it, counts."""
     far = distance * (ANCHOR_BELOW_FACTOR if side == "below" else 1.0)
@@ -217,3 +238,14 @@ def feedback(surfaced: int, acted: int) -> float:
     if surfaced >= IGNORED_AFTER:
         return -min(IGNORED_CAP, IGNORED_STEP * (surfaced - IGNORED_AFTER + 1))
     return 0.0
+
+
+def code_hit(named: int) -> float:
+    """The magnitude of a memory naming `named` identifiers the touched files use.
+
+    >>> code_hit(0), code_hit(1), round(code_hit(2), 2), code_hit(9)
+    (0.0, 0.15, 0.18, 0.24)
+    """
+    if named <= 0:
+        return 0.0
+    return min(CODE_MAX, CODE_HIT + CODE_MORE * (named - 1))

@@ -124,6 +124,11 @@ class MemoryStore(Protocol):
         """Changes whenever any memory is written or removed (by any process): a key for caches."""
         ...
 
+    def describe(self) -> dict[str, Any]:
+        """`backend` and `version` (the server's, for `tether store status`), and what only this backend can
+        say (its event count, a team database's tenant and round trip)."""
+        ...
+
     def clear(self) -> None:
         """Forget every memory but session ones (telemetry and events stay): the start of a reindex."""
         ...

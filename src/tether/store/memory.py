@@ -125,6 +125,9 @@ class InMemoryStore:
     def version(self) -> str:
         return str(self._writes)
 
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "memory", "version": "in-process", "events": len(self._state.events)}
+
     def remove(self, memory_id: str) -> None:
         self._writes += 1
         s = self._state

@@ -477,6 +477,16 @@ class PostgresStore:
         with self._conn() as conn:
             return schema.status(conn, self._params)
 
+    def describe(self) -> dict[str, Any]:
+        status = self.status()
+        return {
+            "backend": "postgres",
+            "version": f"PostgreSQL {status.pop('server')}",
+            "project": self.tenant.project,
+            "user": self.tenant.user,
+            **status,
+        }
+
 
 _UPSERT = f"""
 INSERT INTO tether_memories (project, owner, id, summary, details, category, scope, files, links, priority,

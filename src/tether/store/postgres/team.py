@@ -169,6 +169,9 @@ class TeamStore:
     def version(self) -> str:
         return self.shared.version()
 
+    def describe(self) -> dict[str, Any]:
+        return {**self.shared.describe(), "notes_here": len(self.local.note_refs())}
+
     def clear(self) -> None:
         """The start of a reindex: this checkout's bookkeeping, and (outside a sync) the tenant's rows."""
         with self.transaction():

@@ -323,6 +323,11 @@ class SQLiteStore:
         """The database's id and its write counter (bumped in the same transaction as every write)."""
         return f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
 
+    def describe(self) -> dict[str, Any]:
+        version = self.conn.execute("SELECT sqlite_version()").fetchone()[0]
+        events = int(self.conn.execute("SELECT count(*) FROM events").fetchone()[0])
+        return {"backend": "sqlite", "version": f"SQLite {version}", "events": events}
+
     def nearest(self, embedder: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """Exact cosine top-k over the active memories' vectors (`tether.store.sqlite.vectors`).
 
