@@ -146,25 +146,19 @@ class Recaller:
     ) -> list[Recalled]:
         """The best matches for an asked-for search, with the recall fusion. Nothing is recorded.
 
-        Unlike injection, search is not gated on evidence: whoever asks gets the nearest memories, each
-        marked `strong` (it would pass the injection's gate) or `weak` (only ranked near: a shared topic, a
-        partial text match), strong ones first. `weak=False` keeps the strong ones alone. Memories found
-        only for being pinned are left out: pinning says nothing about this query.
-        """
+        Not gated like injection: whoever asks gets the nearest memories, each marked `strong` (it would
+        pass the injection's gate) or `weak` (only ranked near), strong first; `weak=False` keeps the strong
+        alone. Memories found only for being pinned are left out: pinning says nothing about this query."""
         touched, places = self.places(files)
         ranked = self._rank(sanitize(query) or query, touched, None, CHANNELS, places=places)
-        strong: list[Candidate] = []
-        near: list[Candidate] = []
-        for candidate in ranked:
-            assert candidate.memory is not None
-            if category and candidate.memory.category != category:
-                continue
-            if candidate.relevant:
-                strong.append(candidate)
-            elif weak and set(candidate.rrf) - {"pinned"}:
-                near.append(candidate)
-        found = (strong + near)[:limit]
-        return [Recalled.of(c, rank) for rank, c in enumerate(found, 1)]
+        found = [
+            c
+            for c in ranked
+            if (not category or (c.memory is not None and c.memory.category == category))
+            and (c.relevant or (weak and bool(set(c.rrf) - {"pinned"})))
+        ]
+        found.sort(key=lambda c: not c.relevant)  # stable: strong first, each in rank order
+        return [Recalled.of(c, rank) for rank, c in enumerate(found[:limit], 1)]
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None
