@@ -172,8 +172,11 @@ def test_seed_is_idempotent(run: Callable[..., Run], repo: Path, tmp_path: Path)
         ),
         encoding="utf-8",
     )
-    assert "seeded 2 memories (0 already present)" in ok(run("seed", str(seed))).out
-    assert json.loads(ok(run("seed", str(seed), "--json")).out) == {"new": 0, "present": 2}
+    assert "seeded 2 memories from seed.json (0 updated, 0 archived, 0 restored, 0 already present)" in (
+        ok(run("seed", str(seed))).out
+    )
+    again = json.loads(ok(run("seed", str(seed), "--json")).out)
+    assert (again["new"], again["present"], again["updated"], again["archived"]) == (0, 2, [], [])
     listed = json.loads(ok(run("list", "--origin", "seed", "--json")).out)
     assert sorted(m["summary"] for m in listed) == [
         "Deploys happen on Tuesdays",

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from tether import lifecycle
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import echo, emit, json_option, plural, workspace
 from tether.errors import TetherError, ValidationError
 from tether.intake import autodistill, seeds
 from tether.model.memory import Memory, check_origin, to_dict
@@ -204,16 +204,24 @@ def rules_sync(as_json: bool) -> None:
 @click.option("--allow-secret", is_flag=True, help="Store entries that look like credentials anyway.")
 @json_option
 def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
-    """Load curated facts from a JSON seed file (origin seed). Idempotent: known facts are skipped.
+    """Sync curated facts from a JSON seed file (origin seed): new entries are added, edited ones
+    updated in place, removed ones archived; re-running changes nothing.
 
-    The file is a list (or {"memories": [...]}) of objects with summary and optionally details,
-    category, files, priority, pinned, scope. It is checked whole before anything is written."""
+    The file is a list (or {"memories": [...], "version": ...}) of objects with summary and optionally
+    id or key (the entry's stable name; without one an entry is named by its text), details, category,
+    files, priority, pinned, scope. It is checked whole before anything is written."""
+    from tether.intake.seedsync import seed as sync_seed
+
     with workspace(require_project=False) as ws:
-        new, same = seeds.seed(ws, file, allow_secret=allow_secret)
+        report = sync_seed(ws, file, allow_secret=allow_secret)
     if as_json:
-        emit({"new": new, "present": same})
+        emit(report.to_json())
         return
-    echo(f"seeded {new} memories ({same} already present)")
+    echo(
+        f"seeded {plural(len(report.added), 'memory', 'memories')} from {report.path} "
+        f"({len(report.updated)} updated, {len(report.archived)} archived, {len(report.restored)} restored, "
+        f"{report.unchanged + report.present} already present)"
+    )
 
 
 @click.command(name="import")
