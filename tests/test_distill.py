@@ -138,15 +138,15 @@ def session(tmp_path: Path) -> Path:
     return path
 
 
-def run(session: Path, tmp_path: Path, provider: LLMProvider, store: Store, **kw: Any) -> Any:
+def run(transcript: Path, tmp_path: Path, provider: LLMProvider, store: Store, **kw: Any) -> Any:
     return distill_session(
-        session,
+        transcript,
         tmp_path / "state",
         provider=provider,
         existing=store.existing,
         similar=store.similar,
         sink=store.sink,
-        root=session.parent / "repo",
+        root=transcript.parent / "repo",
         **kw,
     )
 
@@ -554,3 +554,99 @@ def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Pat
     (memory,) = store.memories
     assert len(memory.summary) <= 160 and memory.summary.endswith("…")
     assert memory.details == f"{long}\n\nBecause."
+
+
+# ---------------------------------------------------------------- across runs, scopes, summaries
+
+
+def test_the_cap_holds_across_runs_of_one_session(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    # Regression: Stop, PreCompact and SessionEnd each ran distill on one session, 3 facts each time.
+    store = Store()
+    llm.facts(
+        [{"summary": "Fact one", "category": "decision"}, {"summary": "Fact two", "category": "decision"}]
+    )
+    run(session, tmp_path, anthropic(llm), store)
+    append(session, user("also: releases are cut from main only"))
+    llm.facts([{"summary": f"Later fact {i}", "category": "decision"} for i in range(3)])
+    second = run(session, tmp_path, anthropic(llm), store)
+    assert [m.summary for m in store.memories] == ["Fact one", "Fact two", "Later fact 0"]
+    assert "at most 1 facts" in llm.requests[1]["body"]["system"]
+    assert [reason for _, reason in second.dropped] == ["over the limit of 3 facts per session"] * 2
+
+    append(session, user("and never force-push"))
+    third = run(session, tmp_path, anthropic(llm), store)
+    assert len(llm.requests) == 2 and not third.called_llm  # the session is full: no model call
+    assert third.note == "this session already has 3 distilled facts"
+    assert third.end == session.stat().st_size and len(store.memories) == 3
+
+
+def test_each_fact_has_the_scope_the_model_gave(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts(
+        [
+            {"summary": "Team-wide fact", "category": "pref", "scope": "team"},
+            {"summary": "Migrations live in db/migrations", "category": "decision", "files": ["src/db.py"]},
+            {"summary": "Prefers terse answers", "category": "pref", "scope": "user", "files": ["src/db.py"]},
+            {"summary": "@observe session: the flaky test is being fixed", "category": "gotcha"},
+        ]
+    )
+    report = run(session, tmp_path, anthropic(llm), store, session="sess-9")
+    assert "scope" in llm.requests[0]["body"]["system"]
+    scoped = [(m.summary, m.scope, m.session, m.files) for m in store.memories]
+    assert scoped == [
+        ("Migrations live in db/migrations", "project", None, ("src/db.py",)),
+        ("Prefers terse answers", "user", None, ()),  # a user fact names no repository's files
+        ("the flaky test is being fixed", "session", "sess-9", ()),
+    ]
+    assert report.dropped == [("Team-wide fact", "scope 'team' is not project, user or session")]
+
+
+def test_a_session_fact_without_a_session_id_belongs_to_the_transcript(
+    llm: FakeLLM, session: Path, tmp_path: Path
+) -> None:
+    store = Store()
+    llm.facts([{"summary": "Working on the flaky test", "category": "gotcha", "scope": "session"}])
+    run(session, tmp_path, anthropic(llm), store)
+    assert store.memories[0].session == session.stem
+
+
+def test_exact_summary_duplicates_are_refused(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    known = {content_hash("Use uv, not pip")}
+    llm.facts(
+        [
+            {
+                "summary": "use UV, not pip",
+                "details": "Other words than the stored memory's.",
+                "category": "pref",
+            },
+            {"summary": "Pin numpy below 3", "details": "Because of the C API.", "category": "decision"},
+            {"summary": "Pin numpy below 3", "details": "Said differently.", "category": "decision"},
+        ]
+    )
+    report = run(session, tmp_path, anthropic(llm), store, existing_summary=lambda d: d in known)
+    assert [m.summary for m in store.memories] == ["Pin numpy below 3"]
+    assert [reason for _, reason in report.dropped] == ["an existing memory has this summary"] * 2
+
+
+def test_a_workspace_run_refuses_known_summaries_and_writes_each_scope(
+    llm: FakeLLM, session: Path, ws: Any
+) -> None:
+    from tether.intake.autodistill import run_distill
+    from tether.store.base import Query
+
+    ws.add("Use uv, not pip", details="Written by hand.")
+    llm.facts(
+        [
+            {"summary": "Use uv, not pip", "details": "The model's own words.", "category": "pref"},
+            {"summary": "Prefers terse answers", "category": "pref", "scope": "user"},
+            {"summary": "The flaky test is being fixed", "category": "gotcha", "scope": "session"},
+        ]
+    )
+    result = run_distill(ws, session, session="s-1", provider=anthropic(llm))
+    assert [reason for _, reason in result.report.dropped] == ["an existing memory has this summary"]
+    scopes = {m.summary: (m.scope, m.session) for m in ws.find(Query(origin="distilled", scope=None))}
+    assert scopes == {
+        "Prefers terse answers": ("user", None),
+        "The flaky test is being fixed": ("session", "s-1"),
+    }
