@@ -143,6 +143,7 @@ TESTED_IN = {
     "tether.recall.evidence": "test_recall.py",
     "tether.intake.seeds": "test_intake.py",
     "tether.intake.autodistill": "test_distill.py",
+    "tether.intake.distill_state": "test_distill.py",
     "tether.intake.jsonl": "test_workspace.py",
     "tether.lifecycle.archive": "test_lifecycle.py",
     "tether.lifecycle.cleanup": "test_lifecycle.py",

@@ -14,7 +14,6 @@ its offset, so the next run retries the same part of the session.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.errors import ValidationError
+from tether.intake.distill_state import exclusive, load_state, save_state, state_name
 from tether.intake.llm import DistillError, LLMProvider
 from tether.intake.transcript import DIGEST_MAX, build_digest, read_transcript
 from tether.model.memory import (
@@ -38,7 +38,7 @@ from tether.model.memory import (
 )
 from tether.model.secrets import find_secret, redact
 from tether.model.text import excerpt, fit_summary, one_line
-from tether.model.timestamps import iso, utcnow
+from tether.model.timestamps import utcnow
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -149,9 +149,9 @@ def distill_session(
     if not categories:
         raise ValidationError(f"no distill categories allowed: use some of {', '.join(CATEGORIES)}")
     state_dir.mkdir(parents=True, exist_ok=True)
-    state_file = state_dir / _state_name(transcript)
-    with _exclusive(state_file.with_suffix(".lock")) as locked:
-        offset, written = _load_state(state_file)
+    state_file = state_dir / state_name(transcript)
+    with exclusive(state_file.with_suffix(".lock")) as locked:
+        offset, written = load_state(state_file)
         if not locked:
             return DistillReport(transcript, offset, offset, note="another distill run holds this session")
         try:
@@ -170,13 +170,13 @@ def distill_session(
         if not any(event.kind in ("user", "assistant") for event in chunk.events):
             # Only tool calls (or nothing) since the last run: no one said anything to learn from.
             report.note = "nothing new but tool calls"
-            _save_offset(state_file, transcript, chunk.end, written)
+            save_state(state_file, transcript, chunk.end, written)
             return report
         remaining = MAX_FACTS - written
         if remaining <= 0:
             # The session already gave its facts: asking again would only spend a model call on drops.
             report.note = f"this session already has {MAX_FACTS} distilled facts"
-            _save_offset(state_file, transcript, chunk.end, written)
+            save_state(state_file, transcript, chunk.end, written)
             return report
         base = root if root is not None else Path(chunk.cwd) if chunk.cwd else None
         # Event texts are redacted as they are read (before any is cut to size); the digest is redacted
@@ -210,7 +210,7 @@ def distill_session(
         for memory in accepted:
             sink(memory)
             report.written.append(memory)
-        _save_offset(state_file, transcript, chunk.end, written + len(accepted))
+        save_state(state_file, transcript, chunk.end, written + len(accepted))
         return report
 
 
@@ -356,55 +356,3 @@ def _fact_files(raw: list[object], root: Path | None, touched: set[str]) -> tupl
 def _excerpt(text: str) -> str:
     """A redacted start of the model's reply, for an error message (which ends up in the distill log)."""
     return excerpt(redact(text))
-
-
-def _state_name(transcript: Path) -> str:
-    # The session id (file stem) for people reading the directory, a hash of the full path so two
-    # projects' transcripts with the same name never share an offset.
-    digest = hashlib.sha256(str(transcript.resolve()).encode()).hexdigest()[:8]
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", transcript.stem)[:64]
-    return f"{stem}-{digest}.json"
-
-
-def _load_state(state_file: Path) -> tuple[int, int]:
-    """(byte offset reached, facts written for this session so far)."""
-    try:
-        data = json.loads(state_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return 0, 0
-    except (OSError, ValueError) as exc:
-        raise DistillError(
-            f"distill state {state_file} is unreadable ({exc}): delete it to re-read the session"
-        ) from None
-    offset = data.get("offset") if isinstance(data, dict) else None
-    if not isinstance(offset, int) or offset < 0:
-        raise DistillError(
-            f"distill state {state_file} has no valid offset: delete it to re-read the session"
-        )
-    written = data.get("written", 0)
-    # A state file from before the count was kept says nothing: count from 0 rather than refuse it.
-    return offset, written if isinstance(written, int) and written >= 0 else 0
-
-
-def _save_offset(state_file: Path, transcript: Path, offset: int, written: int) -> None:
-    """Write the offset and the session's fact count atomically (temp file, fsync, rename): a crash leaves
-    the old state or the new."""
-    from tether.fs import write_atomic
-
-    write_atomic(
-        state_file,
-        json.dumps(
-            {"transcript": str(transcript), "offset": offset, "written": written, "updated": iso(utcnow())}
-        ),
-    )
-
-
-def _exclusive(lock_path: Path) -> contextlib.AbstractContextManager[bool]:
-    """Yield True while holding an exclusive lock on `lock_path`, False if another process holds it.
-
-    Stop, PreCompact and SessionEnd can all start a worker for the same session; two runs over the
-    same bytes would ask the model twice and race on the offset.
-    """
-    from tether.fs import file_lock
-
-    return file_lock(lock_path, wait=False)

@@ -1,8 +1,8 @@
 """Bringing outside knowledge in: seed files (`tether seed FILE.json`) and Claude Code's memory notes.
 
-The parsers return validated `Memory` candidates and write nothing; `tether.intake.seedsync.seed` and
-`import_claude_memory` store them (a seed file as a sync: edited entries update their memory, removed
-ones archive it; Claude's notes skipping what the store already has).
+The parsers return validated `Memory` candidates and write nothing; `tether.intake.seedsync.seed` stores a
+seed file (as a sync: edited entries update their memory, removed ones archive it) and
+`tether.intake.foreign.import_memories` Claude's notes (skipping what the store already has).
 
 >>> memories = parse_seed_file(Path("seeds.json"))  # doctest: +SKIP
 >>> notes = parse_claude_memory(claude_memory_dir(Path.cwd()))  # doctest: +SKIP
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import SecretError, ValidationError
-from tether.memories import Memories
 from tether.model.display import first_control
 from tether.model.memory import (
     CATEGORIES,
@@ -34,10 +33,10 @@ from tether.model.memory import (
 from tether.model.secrets import find_secret
 from tether.model.text import fit_summary
 from tether.model.timestamps import utcnow
+from tether.notes.format import CLAUDE_TYPE_CATEGORY
 
 __all__ = [
     "claude_memory_dir",
-    "import_claude_memory",
     "parse_claude_memory",
     "parse_seed_file",
     "read_seed_file",
@@ -49,17 +48,6 @@ _SEED_FIELDS = ("id", "key", "summary", "details", "category", "files", "priorit
 _SEED_TOP = {"memories", "version"}
 # A seed has no session to belong to, so session scope is not offered.
 _SEED_SCOPES = ("project", "user")
-
-# Claude Code's memory types (its memory instructions: user | feedback | project | reference) mapped
-# onto tether's categories:
-# - user: who the person is and how they like to work → a preference;
-# - feedback: corrections and confirmed approaches the user gave ("don't mock the DB") → also a
-#   preference: it tells the agent how to work here, which is what `pref` means;
-# - project: ongoing work, goals, constraints not in the code → context;
-# - reference: pointers to dashboards, tickets, docs → context.
-# Neither maps to `decision` or `gotcha`: Claude's notes don't say which they are, and guessing wrong would
-# put a "review before editing" warning on a note that is not one.
-CLAUDE_TYPE_CATEGORY = {"user": "pref", "feedback": "pref", "project": "context", "reference": "context"}
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _INDEX_NAME = "memory.md"
@@ -349,36 +337,3 @@ def _frontmatter_fields(block: str) -> dict[str, Any]:
         if sep and key.strip() and not line.startswith((" ", "\t")):
             fields[key.strip()] = value.strip().strip("\"'")
     return fields
-
-
-# -- storing -------------------------------------------------------------------------------------------
-
-
-def _store(ws: Memories, memory: Memory, *, allow_secret: bool = False) -> bool:
-    """Add a parsed memory through the workspace (dedup by content). Returns whether it was new."""
-    return ws.add(
-        memory.summary,
-        details=memory.details,
-        category=memory.category,
-        files=ws.absolute(memory.files, memory.scope),
-        scope=memory.scope,
-        pinned=memory.pinned,
-        priority=memory.priority,
-        origin=memory.origin,
-        allow_secret=allow_secret,
-        approved=True,  # the person ran `tether seed` / `tether import claude-memory` on these
-    ).created
-
-
-def import_claude_memory(
-    ws: Memories, directory: Path, *, log: Callable[[str], None] | None = None
-) -> tuple[int, int]:
-    """Import Claude Code's memory notes from `directory` (origin agent). Returns (new, already present)."""
-    memories = parse_claude_memory(directory, log=log)
-    if ws.root is None:
-        skipped = [m for m in memories if m.scope == "project"]
-        if skipped and log is not None:
-            log(f"skipped {len(skipped)} project notes: no .tether/ here (run `tether init` first)")
-        memories = [m for m in memories if m.scope != "project"]
-    new = sum(_store(ws, m) for m in memories)
-    return new, len(memories) - new

@@ -225,19 +225,43 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
 
 
 @click.command(name="import")
-@click.argument("source", default="-", metavar="FILE|claude-memory")
+@click.argument("source", default="-", metavar="FILE|claude-memory|PATH")
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--from",
+    "fmt",
+    type=click.Choice(["claude", "basic-memory", "mcp-memory"]),
+    help="Read PATH in another tool's format: Claude Code's memory notes (a folder), basic-memory notes "
+    "(a folder or note), the MCP memory server's memory.jsonl.",
+)
+@click.option("--scope", type=click.Choice(["project", "user"]), help="With --from: import into this scope.")
+@click.option("--dry-run", is_flag=True, help="With --from: show what would be written, write nothing.")
 @click.option("--allow-secret", is_flag=True, help="Import memories that look like credentials anyway.")
-def import_(source: str, directory: Path | None, allow_secret: bool) -> None:
-    """Import JSON lines written by `tether export` (FILE, or standard input), or Claude Code's own
-    memory notes: `tether import claude-memory [DIR]` (DIR defaults to Claude's folder for this repo).
+@json_option
+def import_(
+    source: str,
+    directory: Path | None,
+    fmt: str | None,
+    scope: str | None,
+    dry_run: bool,
+    allow_secret: bool,
+    as_json: bool,
+) -> None:
+    """Import JSON lines written by `tether export` (FILE, or standard input), Claude Code's own
+    memory notes (`tether import claude-memory [DIR]`, DIR defaulting to Claude's folder for this repo),
+    or another tool's memory: `tether import --from claude|basic-memory|mcp-memory PATH [--dry-run]`.
 
-    Importing is idempotent. To import a file literally named claude-memory, write ./claude-memory."""
-    if source == "claude-memory":
-        _import_claude(directory)
-        return
-    if directory is not None:
+    Every memory passes the same checks as `tether add` (credentials refused); importing is idempotent.
+    To import a file literally named claude-memory, write ./claude-memory."""
+    if source == "claude-memory" and fmt is None:
+        fmt, source = "claude", str(directory) if directory is not None else ""
+    elif directory is not None:
         raise click.UsageError("DIR is only for `tether import claude-memory [DIR]`")
+    if fmt is not None:
+        _import_from(fmt, source, scope=scope, dry_run=dry_run, allow_secret=allow_secret, as_json=as_json)
+        return
+    if dry_run or scope:
+        raise click.UsageError("--dry-run and --scope are for --from FORMAT PATH")
     with workspace(require_project=False) as ws:
         try:
             if source == "-":
@@ -249,18 +273,48 @@ def import_(source: str, directory: Path | None, allow_secret: bool) -> None:
             raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise TetherError(f"{source} is not UTF-8 text: export it with `tether export`") from None
-    echo(f"imported {new} memories ({same} already present)")
+    if as_json:
+        emit({"new": new, "present": same})
+        return
+    echo(f"imported {plural(new, 'memory', 'memories')} ({same} already present)")
 
 
-def _import_claude(directory: Path | None) -> None:
+def _import_from(
+    fmt: str, source: str, *, scope: str | None, dry_run: bool, allow_secret: bool, as_json: bool
+) -> None:
+    from tether.intake import foreign
     from tether.intake.seeds import claude_memory_dir
 
+    warnings: list[str] = []
     with workspace(require_project=False) as ws:
-        folder = directory or claude_memory_dir(ws.root or Path.cwd())
-        new, same = seeds.import_claude_memory(
-            ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
+        if fmt == "claude":
+            path = Path(source) if source and source != "-" else claude_memory_dir(ws.root or Path.cwd())
+            memories = seeds.parse_claude_memory(path, log=warnings.append)
+        elif source in ("", "-"):
+            raise click.UsageError(f"--from {fmt} needs a PATH")
+        elif fmt == "basic-memory":
+            path = Path(source)
+            memories = foreign.parse_basic_memory(path, log=warnings.append)
+        else:
+            path = Path(source)
+            memories = foreign.parse_mcp_memory(path, log=warnings.append)
+        report = foreign.import_memories(
+            ws, memories, scope=scope, dry_run=dry_run, allow_secret=allow_secret
         )
-    echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
+    skipped = warnings + report.skipped
+    if as_json:
+        emit({**report.to_json(), "skipped": skipped, "source": str(path)})
+        return
+    for warning in skipped:
+        echo(f"warning: skipped {warning.removeprefix('skipped ')}", err=True)
+    if dry_run:
+        for memory in report.new:
+            echo(f"  + {_line(memory)}" + (f"  ({memory.scope})" if memory.scope != "project" else ""))
+    verb = "would import" if dry_run else "imported"
+    echo(
+        f"{verb} {plural(len(report.new), 'memory', 'memories')} from {path} "
+        f"({report.present} already present, {len(skipped)} skipped)"
+    )
 
 
 @click.command()
