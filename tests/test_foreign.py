@@ -207,3 +207,78 @@ def test_claude_notes_in_tether_memories_are_memories_without_a_warning(
     assert memory["details"] == "Never mock the database."
     again = json.loads(run("list", "--json").out)
     assert [m["id"] for m in again] == [memory["id"]]  # the same id on every read
+
+
+# -- claude-mem ---------------------------------------------------------------------------------------------
+
+# The observations table as claude-mem's schema.sql has it (migration 35), trimmed to the columns read.
+CLAUDE_MEM_SCHEMA = """
+CREATE TABLE observations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, memory_session_id TEXT NOT NULL, project TEXT NOT NULL, text TEXT,
+  type TEXT NOT NULL, title TEXT, subtitle TEXT, facts TEXT, narrative TEXT, concepts TEXT, files_read TEXT,
+  files_modified TEXT, content_hash TEXT, created_at TEXT NOT NULL, created_at_epoch INTEGER NOT NULL
+);
+"""
+
+
+def claude_mem_db(tmp_path: Path, repo: Path) -> Path:
+    import sqlite3
+
+    path = tmp_path / "claude-mem.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(CLAUDE_MEM_SCHEMA)
+    rows = [
+        (
+            repo.name,
+            "decision",
+            "Uploads are chunked at 5 MB",
+            "Proxy limit",
+            json.dumps(["The proxy drops bodies over 5 MB"]),
+            "We chose chunking over raising the proxy limit.",
+            json.dumps(["uploads", "proxy"]),
+            json.dumps([str(repo / "src" / "app.py"), "/elsewhere/x.py"]),
+        ),
+        (repo.name, "bugfix", "Fixed the flaky upload test", None, None, None, None, None),
+        ("another-project", "decision", "Not this repository's", None, None, None, None, None),
+    ]
+    conn.executemany(
+        "INSERT INTO observations (memory_session_id, project, type, title, subtitle, facts, narrative, concepts,"
+        " files_modified, created_at, created_at_epoch) VALUES ('s', ?, ?, ?, ?, ?, ?, ?, ?, '2026-01-01', 0)",
+        rows,
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_claude_mem_observations_of_this_project(run: Callable[..., Run], repo: Path, tmp_path: Path) -> None:
+    db = claude_mem_db(tmp_path, repo)
+    dry = run("import", "--from", "claude-mem", str(db), "--dry-run")
+    assert dry.code == 0, dry.err
+    assert f"would import 2 memories from {db}" in dry.out and note_files(repo) == []
+    done = run("import", "--from", "claude-mem", str(db), "--json")
+    data = json.loads(done.out)
+    assert sorted(m["summary"] for m in data["new"]) == [
+        "Fixed the flaky upload test",
+        "Uploads are chunked at 5 MB",
+    ]
+    listed = {m["summary"]: m for m in json.loads(run("list", "--json").out)}
+    decision = listed["Uploads are chunked at 5 MB"]
+    assert decision["category"] == "decision" and decision["files"] == ["src/app.py"]
+    assert decision["details"] == (
+        "Proxy limit\n\nWe chose chunking over raising the proxy limit.\n\n- The proxy drops bodies over 5 MB"
+        "\n\nTags: #uploads #proxy"
+    )
+    assert listed["Fixed the flaky upload test"]["category"] == "context"
+    assert "0 memories" in run("import", "--from", "claude-mem", str(db)).out  # idempotent
+    other = run("import", "--from", "claude-mem", str(db), "--project", "another-project", "--dry-run")
+    assert "would import 1 memory" in other.out
+
+
+def test_claude_mem_wrong_database_is_named(run: Callable[..., Run], repo: Path, tmp_path: Path) -> None:
+    not_db = tmp_path / "notes.db"
+    not_db.write_text("hello", encoding="utf-8")
+    result = run("import", "--from", "claude-mem", str(not_db))
+    assert result.code == 1 and f"{not_db}: not a readable SQLite database" in result.err
+    missing = run("import", "--from", "claude-mem", str(tmp_path / "nope.db"))
+    assert missing.code == 1 and "no such database file" in missing.err

@@ -9,6 +9,9 @@
 - `mcp-memory`: the official MCP memory server's JSON lines: each entity
   (`{"type": "entity", "name", "entityType", "observations"}`) is one memory (summary its name; details its
   type, its observations as a list and its relations as `- relationType [[to]]` wikilinks).
+- `claude-mem`: the `observations` table of claude-mem's SQLite database (its schema as of its migration 35:
+  `project`, `type`, `title`, `subtitle`, `narrative`, `facts` and `concepts` as JSON lists, `files_modified`
+  as a JSON list of paths; older rows may have only `text`), rows of this project only (`parse_claude_mem`).
 
 Parsing writes nothing; `import_memories` stores through `Memories.add` (validation, secret refusal, dedupe
 by content, so importing twice writes nothing new), or with `dry_run` only says what it would write.
@@ -37,10 +40,11 @@ __all__ = [
     "ImportReport",
     "import_memories",
     "parse_basic_memory",
+    "parse_claude_mem",
     "parse_mcp_memory",
 ]
 
-FORMATS = ("claude", "basic-memory", "mcp-memory")
+FORMATS = ("claude", "basic-memory", "mcp-memory", "claude-mem")
 
 # basic-memory's observation categories are free text ([tech], [idea], [decision], ...). Only the ones that
 # plainly say what tether's categories mean become memories of their own; the rest stay in their note.
@@ -203,6 +207,71 @@ def parse_mcp_memory(path: Path, *, log: Log | None = None) -> list[Memory]:
             if log is not None:
                 log(f"skipped entity {name!r}: {exc}")
     return out
+
+
+# -- claude-mem ---------------------------------------------------------------------------------------------
+
+
+def parse_claude_mem(
+    rows: list[dict[str, Any]], project: str, *, root: Path | None = None, log: Log | None = None
+) -> list[Memory]:
+    """Memories from claude-mem observation rows (module docstring) whose `project` is `project`: summary
+    its title (else subtitle, else its text's first line), details its subtitle, narrative (or text), facts
+    as a list and concepts as tags; `decision` rows are decisions, every other type (bugfix, feature,
+    discovery, refactor, change) context. Modified files inside `root` become file references."""
+    from tether.model.memory import normalize_path
+
+    out: list[Memory] = []
+    others: dict[str, int] = {}
+    for row in rows:
+        where = str(row.get("project") or "")
+        if where != project:
+            others[where] = others.get(where, 0) + 1
+            continue
+        text = str(row.get("narrative") or row.get("text") or "").strip()
+        title = one_line(str(row.get("title") or row.get("subtitle") or text.partition("\n")[0]))
+        if not title:
+            if log is not None:
+                log(f"skipped claude-mem observation {row.get('id')}: no title or text")
+            continue
+        subtitle = one_line(str(row.get("subtitle") or ""))
+        facts = _json_list(row.get("facts"))
+        concepts = _json_list(row.get("concepts"))
+        parts = [subtitle if subtitle != title else "", text, "\n".join(f"- {f}" for f in facts)]
+        if concepts:
+            parts.append(f"Tags: {' '.join('#' + c.replace(' ', '-') for c in concepts)}")
+        files: list[str] = []
+        for raw in _json_list(row.get("files_modified")):
+            try:
+                path = normalize_path(raw, root)
+            except ValidationError:
+                continue
+            if root is not None and not path.startswith(("/", "../")):
+                files.append(path)
+        category = "decision" if str(row.get("type") or "").lower() == "decision" else "context"
+        try:
+            memory = _memory(title, "\n\n".join(p for p in parts if p), category)
+            out.append(memory.with_changes(files=tuple(dict.fromkeys(files))))
+        except ValidationError as exc:
+            if log is not None:
+                log(f"skipped claude-mem observation {row.get('id')}: {exc}")
+    if not out and others and log is not None:
+        log(
+            f"no claude-mem observations for project {project!r}; the database has "
+            + ", ".join(f"{name!r} ({count})" for name, count in sorted(others.items()))
+        )
+    return out
+
+
+def _json_list(value: object) -> list[str]:
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return []
+    if isinstance(value, list):
+        return [str(item).strip() for item in value if str(item).strip()]
+    return []
 
 
 def _memory(summary: str, details: str, category: str) -> Memory:

@@ -230,9 +230,15 @@ def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
 @click.option(
     "--from",
     "fmt",
-    type=click.Choice(["claude", "basic-memory", "mcp-memory"]),
+    type=click.Choice(["claude", "basic-memory", "mcp-memory", "claude-mem"]),
     help="Read PATH in another tool's format: Claude Code's memory notes (a folder), basic-memory notes "
-    "(a folder or note), the MCP memory server's memory.jsonl.",
+    "(a folder or note), the MCP memory server's memory.jsonl, claude-mem's database (default "
+    "~/.claude-mem/claude-mem.db; this repository's observations).",
+)
+@click.option(
+    "--project",
+    "project_name",
+    help="With --from claude-mem: its project name (default: the repository's directory name).",
 )
 @click.option("--scope", type=click.Choice(["project", "user"]), help="With --from: import into this scope.")
 @click.option("--dry-run", is_flag=True, help="With --from: show what would be written, write nothing.")
@@ -242,6 +248,7 @@ def import_(
     source: str,
     directory: Path | None,
     fmt: str | None,
+    project_name: str | None,
     scope: str | None,
     dry_run: bool,
     allow_secret: bool,
@@ -249,7 +256,7 @@ def import_(
 ) -> None:
     """Import JSON lines written by `tether export` (FILE, or standard input), Claude Code's own
     memory notes (`tether import claude-memory [DIR]`, DIR defaulting to Claude's folder for this repo),
-    or another tool's memory: `tether import --from claude|basic-memory|mcp-memory PATH [--dry-run]`.
+    or another tool's memory: `tether import --from claude|basic-memory|mcp-memory|claude-mem PATH [--dry-run]`.
 
     Every memory passes the same checks as `tether add` (credentials refused); importing is idempotent.
     To import a file literally named claude-memory, write ./claude-memory."""
@@ -258,10 +265,18 @@ def import_(
     elif directory is not None:
         raise click.UsageError("DIR is only for `tether import claude-memory [DIR]`")
     if fmt is not None:
-        _import_from(fmt, source, scope=scope, dry_run=dry_run, allow_secret=allow_secret, as_json=as_json)
+        _import_from(
+            fmt,
+            source,
+            project_name,
+            scope=scope,
+            dry_run=dry_run,
+            allow_secret=allow_secret,
+            as_json=as_json,
+        )
         return
-    if dry_run or scope:
-        raise click.UsageError("--dry-run and --scope are for --from FORMAT PATH")
+    if dry_run or scope or project_name:
+        raise click.UsageError("--dry-run, --scope and --project are for --from FORMAT PATH")
     with workspace(require_project=False) as ws:
         try:
             if source == "-":
@@ -280,7 +295,14 @@ def import_(
 
 
 def _import_from(
-    fmt: str, source: str, *, scope: str | None, dry_run: bool, allow_secret: bool, as_json: bool
+    fmt: str,
+    source: str,
+    project_name: str | None,
+    *,
+    scope: str | None,
+    dry_run: bool,
+    allow_secret: bool,
+    as_json: bool,
 ) -> None:
     from tether.intake import foreign
     from tether.intake.seeds import claude_memory_dir
@@ -290,6 +312,13 @@ def _import_from(
         if fmt == "claude":
             path = Path(source) if source and source != "-" else claude_memory_dir(ws.root or Path.cwd())
             memories = seeds.parse_claude_memory(path, log=warnings.append)
+        elif fmt == "claude-mem":
+            from tether.store.sqlite.foreign import read_rows
+
+            path = Path(source) if source and source != "-" else Path.home() / ".claude-mem" / "claude-mem.db"
+            project = project_name or (ws.root or Path.cwd()).name
+            rows = read_rows(path, "observations")
+            memories = foreign.parse_claude_mem(rows, project, root=ws.root, log=warnings.append)
         elif source in ("", "-"):
             raise click.UsageError(f"--from {fmt} needs a PATH")
         elif fmt == "basic-memory":
