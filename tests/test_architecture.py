@@ -155,6 +155,7 @@ TESTED_IN = {
     "tether.adapters.cli.project": "test_cli.py",
     "tether.adapters.cli.recall": "test_cli.py",
     "tether.adapters.cli.lifecycle": "test_cli_lifecycle.py",
+    "tether.adapters.cli.intake": "test_cli_lifecycle.py",
     "tether.adapters.cli.embedder": "test_embed_service.py",
     "tether.adapters.cli.demo": "test_demo.py",
     "tether.adapters.hooks": "test_hooks.py",
