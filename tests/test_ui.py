@@ -595,3 +595,157 @@ def test_core_reads_are_not_recorded(ui: UI) -> None:
     assert snapshot(ui.repo) == before
     with ui.ws() as ws:
         assert ws.find(Query(status=None))[0].id == mid
+
+
+# -- anchors and the pending review queue ---------------------------------------------------------------
+
+ANCHORED = "src/app/billing.py"
+BILLING = "import os\n\n\ndef charge(card):\n    total = 1\n    return total\n"
+
+
+def anchored(ui: UI) -> tuple[str, str]:
+    """A memory on the symbol `charge` and one on lines 5-6 inside it (`within` charge)."""
+    (ui.repo / ANCHORED).write_text(BILLING, encoding="utf-8")
+    symbol = add(ui, "Charge retries are idempotent", category="gotcha", at=[f"{ANCHORED}::charge"])
+    lines = add(ui, "The total is never zero", at=[f"{ANCHORED}:5-6"])
+    return symbol, lines
+
+
+def anchors_section(page: str) -> str:
+    found = re.search(r'<ul class="anchors" id="anchors">(.*?)</ul>', page, re.S)
+    assert found is not None, "the detail page has no anchors section"
+    return found.group(1)
+
+
+def test_detail_lists_anchors_and_where_they_are_now(ui: UI) -> None:
+    symbol, lines = anchored(ui)
+    section = anchors_section(ui.client.get(f"/m/{symbol}").text)
+    assert f"<code>{ANCHORED}::charge</code>" in section and "found</span> lines 4-6" in section
+    section = anchors_section(ui.client.get(f"/m/{lines}").text)
+    assert f"<code>{ANCHORED}:5-6</code>" in section and "<code>charge()</code>" in section  # within
+    assert "found</span> lines 5-6" in section and "lost" not in section
+    # The code moves down two lines: found where it is now, said how.
+    (ui.repo / ANCHORED).write_text("# a\n# b\n" + BILLING, encoding="utf-8")
+    section = anchors_section(ui.client.get(f"/m/{lines}").text)
+    assert "found</span> lines 7-8" in section and "moved" in section
+    section = anchors_section(ui.client.get(f"/m/{symbol}").text)
+    assert "found</span> lines 6-8" in section and "by its symbol" in section
+    assert "no anchors" in anchors_section(ui.client.get(f"/m/{add(ui, 'Plain', files=[UPLOAD])}").text)
+
+
+def test_a_lost_anchor_gets_a_badge_and_the_dead_anchors_state_lists_it(ui: UI) -> None:
+    symbol, lines = anchored(ui)
+    (ui.repo / ANCHORED).write_text("import os\n\n\ndef refund(card):\n    return 0\n", encoding="utf-8")
+    for mid in (symbol, lines):
+        section = anchors_section(ui.client.get(f"/m/{mid}").text)
+        assert '<span class="badge gone lost">lost</span>' in section and "found</span>" not in section, mid
+    # The server's repo refresh has run the reanchor pass (it records lost anchors in the notes, which is what
+    # `tether list --dead-anchors` reads); the dead anchors state lists them and nothing else.
+    assert all(
+        a.lost for mid in (symbol, lines) for a in notes.read(note_of(ui.repo, mid), "project").anchors
+    )
+    add(ui, "Not anchored at all", files=[UPLOAD])
+    assert {r.memory.id for r in ui.core.listing(Filters(state="lost")).rows} == {symbol, lines}
+    page = ui.client.get("/?state=lost").text
+    assert 'value="lost" selected>dead anchors<' in page and symbol in page and lines in page
+
+
+def test_anchor_text_is_escaped(ui: UI) -> None:
+    from tether.model.anchor import Anchor
+
+    mid = add(
+        ui,
+        "Anchored to markup",
+        anchors=[Anchor(f"src/{XSS[1]}.py", symbol=XSS[0], lines=(1, 2), within=XSS[1])],
+    )
+    for path in (f"/m/{mid}", f"/m/{mid}/edit"):
+        text = ui.client.get(path).text
+        assert XSS[0] not in text and XSS[1] not in text and "<img" not in text, path
+    section = anchors_section(ui.client.get(f"/m/{mid}").text)
+    assert "&lt;script&gt;" in section and "lost" in section  # no such file: lost
+
+
+def test_editing_in_the_ui_keeps_the_anchors_on_disk(ui: UI) -> None:
+    symbol, _ = anchored(ui)
+    before = notes.read(note_of(ui.repo, symbol), "project").anchors
+    assert [a.spec() for a in before] == [f"{ANCHORED}::charge"]
+    form = ui.client.get(f"/m/{symbol}/edit").text
+    assert 'id="form-anchors"' in form and f"{ANCHORED}::charge" in form
+    files = re.search(r'<textarea name="files"[^>]*>(.*?)</textarea>', form, re.S)
+    assert files is not None and files.group(1) == ANCHORED  # the anchor's file is one of the files
+    response = ui.post(
+        f"/m/{symbol}/edit",
+        {
+            "summary": "Charge retries are idempotent by key",
+            "details": "Keyed by the order.",
+            "category": "gotcha",
+            "priority": "high",
+            "files": f"{files.group(1)}\ndocs/",
+        },
+    )
+    assert "edited" in response.text  # type: ignore[attr-defined]
+    after = notes.read(note_of(ui.repo, symbol), "project")
+    assert after.summary == "Charge retries are idempotent by key" and after.anchors == before
+    assert_written_as_the_cli_would(ui, symbol)
+    # Dropping the anchor's file drops its anchor (as `tether edit --file` does), and the flash says so.
+    response = ui.post(
+        f"/m/{symbol}/edit",
+        {
+            "summary": after.summary,
+            "details": after.details,
+            "category": "gotcha",
+            "priority": "high",
+            "files": "docs/",
+        },
+    )
+    assert '<th scope="row">anchors</th>' in response.text  # type: ignore[attr-defined]
+    assert notes.read(note_of(ui.repo, symbol), "project").anchors == ()
+
+
+def agent_requests(ui: UI) -> tuple[str, str]:
+    """An agent's pinned memory (an add waiting) and an agent's pin of the person's memory."""
+    from tether.lifecycle.review import request_pin
+
+    with ui.ws() as ws:
+        added = ws.add(f"Always {XSS[0]} first", scope="user", pinned=True, origin="agent", session="s-7")
+        assert added.pending
+        mine = ws.add("Staging is on port 6443", files=[UPLOAD]).memory
+        assert request_pin(ws, mine.id, True)[1]
+    return added.memory.id, mine.id
+
+
+def test_the_pending_state_lists_requests_with_why_they_wait(ui: UI) -> None:
+    added, pin = agent_requests(ui)
+    page = ui.client.get("/?state=pending").text
+    assert "<h1>Pending review</h1>" in page and "2 requests waiting" in page
+    assert 'value="pending" selected>pending review<' in page
+    assert (
+        f'data-request="{added}" data-kind="add"' in page and f'data-request="{pin}" data-kind="pin"' in page
+    )
+    assert "it is pinned" in page and "it is user memory" in page and "an agent asked to pin it" in page
+    assert "s-7" in page and "user scope" in page and "Staging is on port 6443" in page
+    assert XSS[0] not in page and "&lt;script&gt;" in page  # the request's text is data too
+    for request_id in (added, pin):
+        for action in ("approve", "reject"):
+            assert f'action="/review/{request_id}/{action}"' in page
+
+
+def test_approve_and_reject_do_what_tether_review_does(ui: UI) -> None:
+    from tether.lifecycle.review import pending_requests
+
+    added, pin = agent_requests(ui)
+    response = ui.post(f"/review/{pin}/approve")
+    text = response.text  # type: ignore[attr-defined]
+    assert "approved" in text and "(pinned)" in text and f'href="/m/{pin}"' in text
+    assert notes.read(note_of(ui.repo, pin), "project").pinned is True
+    before = snapshot(ui.repo)
+    text = ui.post(f"/review/{added}/reject").text  # type: ignore[attr-defined]
+    assert "rejected" in text and "nothing was written" in text and "Nothing waits for review" in text
+    assert snapshot(ui.repo) == before and list((ui.home / "memories").glob("*.md")) == []
+    with ui.ws() as ws:
+        assert pending_requests(ws) == [] and ws.store.get(added) is None
+    # Decided already (here or by the CLI): said so, nothing done.
+    text = ui.post(f"/review/{added}/approve").text  # type: ignore[attr-defined]
+    assert "not approved: no pending request" in text
+    assert ui.client.post(f"/review/{pin}/approve").status_code == 403  # without the CSRF token
+    assert ui.post(f"/review/{pin}/delete").status_code == 404  # type: ignore[attr-defined]

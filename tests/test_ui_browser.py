@@ -424,6 +424,77 @@ def test_graph_filters_clusters_and_a_click_opens_the_memory(server: Server, pag
     tab.wait_for_selector(f'article.memory[data-id="{b}"]')
 
 
+# -- anchors and the pending review queue ----------------------------------------------------------------
+
+BILLING = "src/app/billing.py"
+
+
+def test_an_anchored_memory_shows_its_anchor(server: Server, page: tuple[Any, Watch]) -> None:
+    tab, _ = page
+    (server.repo / BILLING).write_text("import os\n\n\ndef charge(card):\n    return 1\n", encoding="utf-8")
+    mid = server.add("Charge is idempotent per order", category="gotcha", at=[f"{BILLING}::charge"])
+    open_memory(tab, server, mid)
+    anchor = tab.locator("ul.anchors li.anchor")
+    assert anchor.count() == 1
+    text = anchor.inner_text()
+    assert f"{BILLING}::charge" in text and "found lines 4-5" in text and "lost" not in text
+    shot(tab, "detail-anchors")
+    assert [a.spec() for a in server.on_disk(mid).anchors] == [f"{BILLING}::charge"]
+
+
+def open_pending(tab: Any, server: Server) -> None:
+    tab.goto(server.base + "/")
+    tab.wait_for_selector("#count")
+    with tab.expect_navigation():
+        tab.select_option('select[name="state"]', "pending")  # applies at once (ui.js)
+    tab.wait_for_selector('main h1:text-is("Pending review")')
+
+
+def test_approve_an_agents_pin_by_a_click(server: Server, page: tuple[Any, Watch]) -> None:
+    from tether.lifecycle.review import request_pin
+
+    tab, _ = page
+    mid = server.add("Staging listens on port 6443", files=[UPLOAD])
+    with server.ws() as ws:
+        assert request_pin(ws, mid, True)[1]
+    assert not server.on_disk(mid).pinned
+    open_pending(tab, server)
+    row = tab.locator(f'tr[data-request="{mid}"]')
+    assert "an agent asked to pin it" in row.inner_text() and "Staging listens" in row.inner_text()
+    shot(tab, "pending")
+    with tab.expect_navigation():
+        row.locator('button:text-is("Approve")').click()
+    tab.wait_for_selector('.flash.ok:has-text("approved")')
+    assert "(pinned)" in tab.inner_text(".flash.ok")
+    assert server.on_disk(mid).pinned
+    assert tab.locator(f'tr[data-request="{mid}"]').count() == 0
+    assert not list((server.repo / ".tether" / "pending").glob(f"*-{mid}.json"))
+
+
+def test_reject_an_agents_pinned_memory_by_a_click_writes_nothing(
+    server: Server, page: tuple[Any, Watch]
+) -> None:
+    tab, _ = page
+    with server.ws() as ws:
+        added = ws.add("Agent: always deploy on Fridays", pinned=True, origin="agent", files=[UPLOAD])
+    assert added.pending == ("it is pinned",)
+    mid = added.memory.id
+    notes_dir = server.repo / ".tether" / "memories"
+    before = {p.name: p.read_bytes() for p in notes_dir.glob("*.md")}
+    open_pending(tab, server)
+    row = tab.locator(f'tr[data-request="{mid}"]')
+    assert "it is pinned" in row.inner_text() and "agent" in row.inner_text()
+    with tab.expect_navigation():
+        row.locator('button:text-is("Reject")').click()
+    tab.wait_for_selector('.flash.ok:has-text("rejected")')
+    assert "nothing was written" in tab.inner_text(".flash.ok")
+    assert server.note(mid) is None
+    assert {p.name: p.read_bytes() for p in notes_dir.glob("*.md")} == before
+    assert not list((server.repo / ".tether" / "pending").glob(f"*-{mid}.json"))
+    with server.ws() as ws:
+        assert ws.store.get(mid) is None
+
+
 # -- memory text is data ---------------------------------------------------------------------------------
 
 
@@ -438,7 +509,9 @@ def test_markup_in_memory_text_renders_inert_on_every_page(server: Server, page:
             for xss in XSS
         ]
         ws.store.record([Event(ids[0], "surfaced", old, "s", 1, {"receipt": XSS[1]})])
+        assert ws.add(XSS[1], details=XSS[0], pinned=True, origin="agent", session=XSS[0]).pending
     pages = [
+        "/?state=pending",
         "/?state=all&sort=age",
         "/?q=alert",
         "/graph",

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from tether.adapters.ui import browse, cleanup, detail, graphpage, playground, stats
+from tether.adapters.ui import browse, cleanup, detail, graphpage, playground, review, stats
 from tether.adapters.ui.core import NotFoundError, TetherError, UICore, ValidationError
 from tether.adapters.ui.html import Html
 from tether.adapters.ui.layout import flash_change, flash_text, page
@@ -60,6 +60,7 @@ class UI:
             Route("/graph", self.guarded(self.graph), methods=get),
             Route("/cleanup", self.guarded(self.cleanup_page), methods=get),
             Route("/cleanup", self.guarded(self.cleanup), methods=post),
+            Route("/review/{id}/{action:str}", self.guarded(self.review), methods=post),
             Route("/recall", self.guarded(self.recall), methods=get),
             Route("/static/{name}", self.asset, methods=get),
         ]
@@ -120,8 +121,12 @@ class UI:
 
     async def browse(self, request: Request) -> Response:
         f = browse.filters_from(dict(request.query_params))
-        listing = await run_in_threadpool(self.core.listing, f)
         origins = await run_in_threadpool(self.core.origins)
+        if f.state == "pending":
+            waiting = await run_in_threadpool(self.core.pending)
+            body = browse.pending_page(f, origins, review.review_page(waiting, self.keys.csrf))
+            return self.render(request, "Pending review", body, active="/")
+        listing = await run_in_threadpool(self.core.listing, f)
         return self.render(request, "Memories", browse.browse_page(f, listing, origins), active="/")
 
     async def detail(self, request: Request) -> Response:
@@ -136,6 +141,7 @@ class UI:
             detail.form_values(memory),
             title=f"Edit {memory.id}",
             submit="Save",
+            anchors=tuple(a.spec() for a in memory.anchors),
         )
         return self.render(request, f"Edit {memory.id}", body)
 
@@ -267,6 +273,22 @@ class UI:
             )
         archived = await run_in_threadpool(self.core.cleanup, ids)
         return self.done("/cleanup", cleanup.archived_flash(archived))
+
+    async def review(self, request: Request) -> Response:
+        """Approve or reject one pending request, exactly as `tether review approve|reject ID` does."""
+        request_id, action = request.path_params["id"], request.path_params["action"]
+        calls: dict[str, Callable[[], Html]] = {
+            "approve": lambda: review.approved_flash(self.core.approve(request_id)),
+            "reject": lambda: review.rejected_flash(self.core.reject(request_id)),
+        }
+        call = calls.get(action)
+        if call is None:
+            return PlainTextResponse(f"no action {action!r}", status_code=404)
+        try:
+            flash = await run_in_threadpool(call)
+        except TetherError as exc:  # already decided elsewhere, or refused as the CLI refuses it
+            flash = flash_text(f"not {action.rstrip('e')}ed: {exc}", error=True)
+        return self.done("/?state=pending", flash)
 
     async def recall(self, request: Request) -> Response:
         q = request.query_params

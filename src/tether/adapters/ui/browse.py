@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
-from tether.adapters.ui.core import CATEGORIES, STATES, Filters, Listing
+from tether.adapters.ui.core import CATEGORIES, STATE_LABELS, STATES, Filters, Listing
 from tether.adapters.ui.html import Html, attrs, html, join, url
 from tether.adapters.ui.layout import badges, options, percent
 
@@ -49,7 +49,7 @@ def filter_form(f: Filters, origins: list[str], sort: str) -> Html:
             f.scope,
         ),
         origins=options([*any_, *((o, o) for o in origins)], f.origin),
-        states=options([(s, "dead refs" if s == "dead" else s) for s in STATES], f.state),
+        states=options([(s, STATE_LABELS.get(s, s)) for s in STATES], f.state),
         file=f.file,
         sorts=options(list(SORT_LABELS), sort),
         asc=attrs(checked=not f.desc),
@@ -130,6 +130,11 @@ def browse_page(f: Filters, listing: Listing, origins: list[str]) -> Html:
             pager(f, listing),
         ]
     )
+
+
+def pending_page(f: Filters, origins: list[str], queue: Html) -> Html:
+    """The browse page in state `pending review`: the filters (to leave it) over the review queue."""
+    return join([html("<h1>Pending review</h1>"), filter_form(f, origins, f.sort or "created"), queue])
 
 
 def pager(f: Filters, listing: Listing) -> Html:

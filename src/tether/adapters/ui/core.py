@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.adapters.ui.shapes import (
+    AnchorState,
     Change,
     Detail,
     Explained,
@@ -30,6 +31,7 @@ from tether.adapters.ui.shapes import (
     Listing,
     Playground,
     Row,
+    Waiting,
     diff,
     origin_matches,
     sort_rows,
@@ -47,6 +49,7 @@ from tether.model.memory import (
     check_id,
     normalize_path,
 )
+from tether.notes.pending import Request
 from tether.recall.block import block
 from tether.store.base import Event, Query, Telemetry
 from tether.workspace import Workspace
@@ -57,7 +60,9 @@ __all__ = [
     "PRIORITIES",
     "SCOPES",
     "STATES",
+    "STATE_LABELS",
     "SUMMARY_MAX",
+    "AnchorState",
     "Change",
     "Detail",
     "Event",
@@ -66,15 +71,19 @@ __all__ = [
     "Memory",
     "NotFoundError",
     "Playground",
+    "Request",
     "Row",
     "Telemetry",
     "TetherError",
     "UICore",
     "ValidationError",
+    "Waiting",
     "printable",
 ]
 
-STATES = ("active", "archived", "superseded", "dead", "all")
+STATES = ("active", "archived", "superseded", "dead", "lost", "pending", "all")
+# `lost`: `tether list --dead-anchors`; `pending`: `tether review` (requests, not memories).
+STATE_LABELS = {"dead": "dead refs", "lost": "dead anchors", "pending": "pending review"}
 SORTS = ("relevance", "created", "updated", "surfaced", "acted", "follow", "age")
 EDITABLE = ("summary", "details", "category", "files", "priority")
 # Search results considered before the other filters apply: far more than a person pages through.
@@ -171,6 +180,8 @@ class UICore:
                 "archived": ("archived",),
                 "superseded": ("superseded",),
                 "dead": ("active",),
+                "lost": ("active",),
+                "pending": (),  # the queue holds requests, not memories: `pending()`
             }.get(f.state)
             file = normalize_path(f.file, ws.root, ws.root) if f.file.strip() else None
             pool = [
@@ -185,16 +196,21 @@ class UICore:
             if f.state == "dead":
                 dead = {m.id for m, _ in ws.dead_refs()}
                 pool = [m for m in pool if m.id in dead]
+            elif f.state == "lost":
+                from tether.lifecycle.reanchor import dead_anchors
+
+                lost = {m.id for m, _ in dead_anchors(ws)}
+                pool = [m for m in pool if m.id in lost]
             scores: dict[str, float] = {}
             notice = ""
             words = f.q.strip()
             if words:
                 allowed = {m.id: m for m in pool}
-                if f.state in ("active", "dead", "all"):
+                if f.state in ("active", "dead", "lost", "all"):
                     for hit in ws.search(words, limit=SEARCH_POOL, category=f.category or None):
                         if hit.memory.id in allowed:
                             scores[hit.memory.id] = hit.score
-                if f.state != "active" and f.state != "dead":
+                if f.state not in ("active", "dead", "lost"):
                     # Search ranks active memories only (recall never offers the others): archived and
                     # superseded ones are matched by their words.
                     needles = words.lower().split()
@@ -258,7 +274,26 @@ class UICore:
                 chain=chain,
                 events=list(ws.store.events(memory.id, limit=events)),
                 link_targets=resolved,
+                anchors=self._anchors(ws, memory),
             )
+
+    @staticmethod
+    def _anchors(ws: Workspace, memory: Memory) -> list[AnchorState]:
+        """Each anchor resolved against its file as it is now, as `tether.anchors` resolves it (the
+        reanchor pass writes the result to the note after a refresh; showing it writes nothing)."""
+        if not memory.anchors or ws.root is None or memory.scope == "user":
+            return [AnchorState(a, None) for a in memory.anchors]
+        from tether.anchors.resolve import FileView, resolve
+
+        views: dict[str, FileView] = {}
+        out = []
+        for anchor in memory.anchors:
+            view = views.get(anchor.path) or views.setdefault(
+                anchor.path, FileView.read(ws.root, anchor.path)
+            )
+            found = resolve(anchor, view)
+            out.append(AnchorState(anchor, found.anchor, found.how))
+        return out
 
     @staticmethod
     def _exists(ws: Workspace, path: str) -> bool:
@@ -346,6 +381,31 @@ class UICore:
         with self._use() as ws:
             gone = ws.delete(memory_id)
         return Change("deleted", gone)
+
+    # -- the pending review queue -----------------------------------------------------------------
+
+    def pending(self) -> list[Waiting]:
+        """`tether review`: what agents asked to write and only the person may allow, oldest first."""
+        from tether.lifecycle.review import pending_requests
+
+        with self._use() as ws:
+            return [
+                Waiting(r, r.memory if r.kind == "add" else ws.store.get(r.id)) for r in pending_requests(ws)
+            ]
+
+    def approve(self, request_id: str) -> Memory:
+        """`tether review approve ID`: the request carried out as asked; the memory as written."""
+        from tether.lifecycle.review import approve
+
+        with self._use() as ws:
+            return approve(ws, request_id)
+
+    def reject(self, request_id: str) -> Request:
+        """`tether review reject ID`: the request dropped, nothing written."""
+        from tether.lifecycle.review import reject
+
+        with self._use() as ws:
+            return reject(ws, request_id)
 
     # -- stats ------------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Mapping
 
-from tether.adapters.ui.core import CATEGORIES, PRIORITIES, SUMMARY_MAX, Detail, Memory
+from tether.adapters.ui.core import CATEGORIES, PRIORITIES, SUMMARY_MAX, AnchorState, Detail, Memory
 from tether.adapters.ui.html import Html, attrs, esc, html, join, url
 from tether.adapters.ui.layout import badges, csrf_field, memory_link, options, percent, post_button, when
 
@@ -34,6 +34,44 @@ def details_text(details: str, targets: Mapping[str, str]) -> Html:
         last = match.end()
     out.append(esc(details[last:]))
     return join(out)
+
+
+def anchor_item(state: AnchorState) -> Html:
+    """One anchor: its place (`path::symbol`, `path:lines`), the definition holding it, and where it is now."""
+    a, now = state.anchor, state.now
+    within = html(' <span class="muted">in</span> <code>{}()</code>', a.within) if a.within else Html("")
+    if state.lost:
+        where = html('<span class="badge gone lost">lost</span> <span class="muted">{}</span>', _LOST)
+    elif now is None:
+        where = html('<span class="muted">not resolved here (no work tree)</span>')
+    else:
+        at = _lines(now.lines)
+        how = _HOW.get(state.how, "")
+        if now.symbol and now.symbol != a.symbol:
+            how = f"{how}, as {now.symbol}" if how else f"as {now.symbol}"
+        where = html(
+            '<span class="badge exists found">found</span> {}{}',
+            at,
+            html(' <span class="muted">({})</span>', how) if how else Html(""),
+        )
+    return html('<li class="anchor"><code>{}</code>{} {}</li>', a.spec(), within, where)
+
+
+def _lines(lines: tuple[int, int] | None) -> str:
+    if lines is None:
+        return ""
+    return f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}-{lines[1]}"
+
+
+# How an anchor was found again (`Resolution.how`), said to a person; "same" needs no words.
+_HOW = {
+    "symbol": "by its symbol",
+    "moved": "moved: found by its fingerprint",
+    "renamed": "renamed: found by its fingerprint",
+    "widened": "its lines are gone: widened to the definition holding them",
+    "fingerprinted": "fingerprinted now",
+}
+_LOST = "its code is gone: the memory is about its file only"
 
 
 def detail_page(d: Detail, csrf: str) -> Html:
@@ -126,6 +164,7 @@ def detail_page(d: Detail, csrf: str) -> Html:
         '<div class="actions">{actions}</div>'
         '<section><h2>Details</h2><div class="details" id="details">{details}</div></section>'
         '<section><h2>Files</h2><ul class="files">{files}</ul></section>'
+        '<section><h2>Anchors</h2><ul class="anchors" id="anchors">{anchors}</ul></section>'
         '<section class="links"><h2>Links</h2>{links}</section>'
         '<section><h2>Supersede chain</h2><ul class="chain">{chain}</ul>{supersede}</section>'
         "<section><h2>Telemetry</h2>{tel}</section>"
@@ -145,6 +184,8 @@ def detail_page(d: Detail, csrf: str) -> Html:
         if m.details
         else html('<span class="muted">no details</span>'),
         files=files or html('<li class="muted">no files</li>'),
+        anchors=join(anchor_item(a) for a in d.anchors)
+        or html('<li class="muted">no anchors: about whole files</li>'),
         links=join(links),
         chain=chain or html('<li class="muted">neither replaces nor was replaced</li>'),
         supersede=supersede if m.status == "active" else Html(""),
@@ -177,6 +218,7 @@ def memory_form(
     submit: str,
     error: str = "",
     new: bool = False,
+    anchors: tuple[str, ...] = (),
 ) -> Html:
     """The edit form (and the new-memory form): the same fields and limits as `tether edit` / `tether add`."""
     scope = (
@@ -199,6 +241,14 @@ def memory_form(
         html('<div class="flash error" role="alert" id="form-error">{}</div>', error) if error else Html("")
     )
     allow = values.get("allow_secret") == "1"
+    kept = (
+        html(
+            '<p class="muted" id="form-anchors">Anchors, kept as they are (an anchor goes with its file): {}</p>',
+            join((html("<code>{}</code>", spec) for spec in anchors), " "),
+        )
+        if anchors
+        else Html("")
+    )
     return html(
         "<h1>{title}</h1>{problem}"
         '<form method="post" action="{action}" class="memory-form">{csrf}'
@@ -207,7 +257,7 @@ def memory_form(
         '<div class="row"><label>Category <select name="category">{cats}</select></label>'
         '<label>Priority <select name="priority">{prios}</select></label>{scope}{supersedes}</div>'
         "<label>Files, one per line, from the repository root (a directory ends in /)"
-        '<textarea name="files" rows="4" class="wide">{files}</textarea></label>'
+        '<textarea name="files" rows="4" class="wide">{files}</textarea></label>{kept}'
         '<label class="check"><input type="checkbox" name="allow_secret" value="1"{allow}> store text that looks like a '
         "credential anyway (it is not a real secret)</label>"
         '<div class="actions"><button type="submit">{submit}</button> <a class="button secondary" href="{back}">Cancel</a></div></form>',
@@ -223,6 +273,7 @@ def memory_form(
         scope=scope,
         supersedes=supersedes,
         files=values.get("files", ""),
+        kept=kept,
         allow=attrs(checked=allow),
         submit=submit,
         back=action.rsplit("/", 1)[0] if not new else "/",

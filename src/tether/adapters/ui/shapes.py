@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory, to_dict
+from tether.notes.pending import Request
 from tether.store.base import Event, Telemetry
 
 
@@ -47,6 +49,27 @@ class Listing:
     notice: str = ""
 
 
+@dataclass(frozen=True)
+class AnchorState:
+    """One anchor of a memory: as its note records it, and where it is in its file now."""
+
+    anchor: Anchor  # as the note records it
+    now: Anchor | None  # resolved against the file as it is now; None when there is no work tree to read
+    how: str = ""  # `tether.anchors.resolve.Resolution.how`: same, symbol, moved, renamed, widened, lost ...
+
+    @property
+    def lost(self) -> bool:
+        return (self.now or self.anchor).lost
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A request in the pending review queue and the memory it is about (a pin's; an add's, to be written)."""
+
+    request: Request
+    memory: Memory | None
+
+
 @dataclass
 class Detail:
     memory: Memory
@@ -59,6 +82,7 @@ class Detail:
     chain: list[tuple[str, Memory]]  # ("replaced by" | "replaces", memory)
     events: list[Event]
     link_targets: dict[str, str]  # wikilink target text → memory id
+    anchors: list[AnchorState] = field(default_factory=list)
 
 
 @dataclass
@@ -132,6 +156,9 @@ def diff(before: Memory, after: Memory) -> list[tuple[str, str, str]]:
     for key in ("summary", "details", "category", "files", "priority", "pinned", "status", "supersedes"):
         if old[key] != new[key]:
             out.append((key, shown(old[key]), shown(new[key])))
+    if before.anchors != after.anchors:
+        specs = [shown([a.spec() for a in m.anchors]) for m in (before, after)]
+        out.append(("anchors", specs[0], specs[1]))
     return out
 
 
