@@ -629,7 +629,7 @@ def test_exact_summary_duplicates_are_refused(llm: FakeLLM, session: Path, tmp_p
     assert [reason for _, reason in report.dropped] == ["an existing memory has this summary"] * 2
 
 
-def test_a_workspace_run_refuses_known_summaries_and_writes_each_scope(
+def test_a_workspace_run_refuses_known_summaries_and_keeps_project_and_user_facts(
     llm: FakeLLM, session: Path, ws: Any
 ) -> None:
     from tether.intake.autodistill import run_distill
@@ -644,9 +644,11 @@ def test_a_workspace_run_refuses_known_summaries_and_writes_each_scope(
         ]
     )
     result = run_distill(ws, session, session="s-1", provider=anthropic(llm))
-    assert [reason for _, reason in result.report.dropped] == ["an existing memory has this summary"]
+    # The worker runs at session end, after the session's memory was dropped: a session fact is not kept.
+    assert [reason for _, reason in result.report.dropped] == [
+        "an existing memory has this summary",
+        "session facts are not kept here",
+    ]
+    assert '"session"' not in llm.requests[0]["body"]["system"]
     scopes = {m.summary: (m.scope, m.session) for m in ws.find(Query(origin="distilled", scope=None))}
-    assert scopes == {
-        "Prefers terse answers": ("user", None),
-        "The flaky test is being fixed": ("session", "s-1"),
-    }
+    assert scopes == {"Prefers terse answers": ("user", None)}

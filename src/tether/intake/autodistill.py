@@ -91,7 +91,8 @@ def run_distill(
 
     Exact duplicates (content hash, or the same summary, in the store, any status: an archived fact stays
     unwanted) and near duplicates (cosine ≥ `NEAR_DUPLICATE_COSINE` to an active memory) are dropped. Facts
-    are written in the scope the model gave them (project, user, or this session's).
+    are written in the scope the model gave them (project or user; session facts are dropped: distill runs
+    when the session has ended).
     """
     if ws.root is None:
         raise TetherError("distill writes project memory: run `tether init` at the repository root first")
@@ -140,6 +141,9 @@ def run_distill(
         sink=sink,
         existing_summary=existing_summary,
         session=session,
+        # The worker runs when the session ends, after its session memory was dropped: a session fact
+        # would outlive the session it is about, so the model is offered project and user only.
+        scopes=("project", "user"),
         now=ws.clock(),
         root=ws.root,
         log=logger,

@@ -80,15 +80,18 @@ anything about this conversation itself.
 - summary: one line, at most {summary_max} characters, that stands on its own.
 - details: one to three sentences: why, and how to apply it. May be empty.
 - files: repository-relative paths the fact is about. May be empty.
-- scope: "project" for what is true of this repository (the usual case), "user" for what is true of the \
-person wherever they work (how they like to work, their tools), "session" for what only matters for the \
-rest of this session.
+- scope: one of {scopes}.
 - Fewer is better. If nothing is durable, return no facts.
 
 Reply with JSON only, no other text, in this shape:
 {{"facts": [{{"summary": "...", "details": "...", "category": "{example}", "scope": "project", \
 "files": ["src/app.py"]}}]}}
 """
+_SCOPE_MEANING = {
+    "project": '"project" for what is true of this repository (the usual case)',
+    "user": '"user" for what is true of the person wherever they work (how they like to work, their tools)',
+    "session": '"session" for what only matters for the rest of this session',
+}
 # The Acolyte article's observer tags facts `@observe project|user|session`; a model that writes the tag in
 # its summary instead of the scope field means the same.
 _OBSERVE = re.compile(r"^\s*@observe\s+(project|user|session)\b[\s:.-]*", re.IGNORECASE)
@@ -124,6 +127,7 @@ def distill_session(
     sink: Callable[[Memory], None],
     existing_summary: Callable[[str], bool] | None = None,
     session: str | None = None,
+    scopes: tuple[str, ...] = SCOPES,
     now: datetime | None = None,
     root: Path | None = None,
     on_secret: Literal["redact", "drop"] = "redact",
@@ -137,7 +141,7 @@ def distill_session(
     one-line claim with other details is still a duplicate); `root` is the repository root that fact paths
     are relative to (default: the session's cwd). Each fact's scope is the model's (`project`, `user` or
     `session`; default project); session facts belong to `session` (default: the transcript's name, which
-    is the session id in Claude Code). The byte offset reached and the facts written so far are kept in
+    is the session id in Claude Code); a fact in a scope not in `scopes` is dropped. The byte offset reached and the facts written so far are kept in
     `state_dir`, advanced only after every fact was handed to `sink`: the cap of `MAX_FACTS` holds for the
     session across runs. Raises `DistillError` (nothing written, offset kept) when the model cannot be used.
     """
@@ -187,6 +191,7 @@ def distill_session(
             categories="\n".join(f"- {c}: {_CATEGORY_MEANING[c]}" for c in categories),
             summary_max=SUMMARY_MAX,
             example=categories[-1],
+            scopes="; ".join(_SCOPE_MEANING[s] for s in scopes),
         )
         report.called_llm = True
         reply = provider.complete(system, f"Session digest, oldest first:\n\n{digest}")
@@ -206,6 +211,7 @@ def distill_session(
             limit=remaining,
             existing_summary=existing_summary,
             session=session or transcript.stem,
+            scopes=scopes,
         )
         for memory in accepted:
             sink(memory)
@@ -248,6 +254,7 @@ def _accept(
     limit: int = MAX_FACTS,
     existing_summary: Callable[[str], bool] | None = None,
     session: str = "",
+    scopes: tuple[str, ...] = SCOPES,
 ) -> list[Memory]:
     accepted: list[Memory] = []
     hashes: set[str] = set()
@@ -264,6 +271,9 @@ def _accept(
         scope = str(fact.get("scope") or (tagged.group(1) if tagged else "") or "project").strip().lower()
         if scope not in SCOPES:
             _drop(report, summary, f"scope {scope!r} is not project, user or session")
+            continue
+        if scope not in scopes:
+            _drop(report, summary, f"{scope} facts are not kept here")
             continue
         category = str(fact.get("category") or "").strip().lower()
         if category not in categories:
