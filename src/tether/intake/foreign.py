@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import ValidationError
+from tether.intake.seeds import split_frontmatter
 from tether.memories import Memories
 from tether.model.memory import Memory, content_hash, new_id, validate
 from tether.model.text import fit_summary, one_line
@@ -64,7 +65,6 @@ OBSERVATION_CATEGORY = {
     "style": "pref",
 }
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\[]*[^\]\[\sxX][^\]\[]*)\]\s+(.+?)\s*$")
 _CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
 _TAG = re.compile(r"(?<![\w&/])#([\w][\w/-]*)")
@@ -110,15 +110,11 @@ def parse_basic_memory(path: Path, *, log: Log | None = None) -> list[Memory]:
 
 
 def _basic_note(note: Path, base: Path) -> list[Memory]:
-    from tether.intake.seeds import _frontmatter_fields  # one lenient frontmatter reader for imports
-
     try:
-        text = note.read_text(encoding="utf-8").lstrip("\ufeff")
+        text = note.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError(f"cannot read it: {exc}") from None
-    match = _FRONTMATTER.match(text)
-    meta = _frontmatter_fields(match.group(1)) if match else {}
-    body = text[match.end() :] if match else text
+    meta, body = split_frontmatter(text)
     title = one_line(str(meta.get("title") or note.relative_to(base).with_suffix("").as_posix()))
     lines = body.strip("\n").splitlines()
     if lines and lines[0].lstrip("#").strip() == title and lines[0].startswith("#"):

@@ -268,7 +268,7 @@ def _claude_note(note: Path, *, origin: str, allow_secrets: bool, now: datetime)
         text = note.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError(f"cannot read it: {exc}") from None
-    meta, body = _split_frontmatter(text)
+    meta, body = split_frontmatter(text)
     raw_type = meta.get("type")
     nested = meta.get("metadata")
     if raw_type is None and isinstance(nested, dict):
@@ -312,7 +312,9 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def _split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter fields, body) of a markdown note written by another tool: YAML, or `key: value` lines
+    when it is not valid YAML; ({}, text) without frontmatter."""
     text = text.lstrip("\ufeff")
     match = _FRONTMATTER.match(text)
     if not match:
