@@ -520,11 +520,11 @@ def test_invalid_category_setting_is_refused(session: Path, tmp_path: Path, llm:
 def test_a_second_worker_on_the_same_session_backs_off(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
     import fcntl
 
-    from tether.intake.distill import _state_name
+    from tether.intake.distill_state import state_name
 
     state = tmp_path / "state"
     state.mkdir()
-    with (state / _state_name(session)).with_suffix(".lock").open("a") as held:
+    with (state / state_name(session)).with_suffix(".lock").open("a") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         report = run(session, tmp_path, anthropic(llm), Store())
     assert "another distill run" in report.note and llm.requests == []
