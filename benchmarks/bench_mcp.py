@@ -1,16 +1,24 @@
 """How long an agent waits for tether's MCP server: spawn over stdio → `tools/list` answered.
 
-    .venv/bin/python benchmarks/bench_mcp.py [--runs 5]
+    .venv/bin/python benchmarks/bench_mcp.py [--runs 15] [--memories 1000]
 
-Each run spawns `python -m tether.adapters.mcp.server` in a fresh git repository with `.tether/` and 50 memories,
-connects the SDK's own client (what Claude Code, Codex and Gemini do), and stops the clock when the tool
-list arrives; the baseline is spawning `python -c pass` to its exit, and for scale, importing the SDK alone. Prints the p50 of each and the ratio.
-Then one `memory_search` on the same connection, the first call that opens the index.
+Each run spawns, interleaved, in a git repository with `.tether/` and `--memories` memories, and stops the
+clock when the `tools/list` answer arrives (initialize, initialized, tools/list written as an agent does):
+
+- a plain stdio JSON-RPC loop in Python (the floor for any Python server: start, read, answer);
+- `tether mcp` (what `tether install` configures): the front answers from the SDK's answers of an earlier
+  start while the SDK loads;
+- the SDK's own server (`python -m tether.adapters.mcp.server`), as every start was before the front;
+- then one `memory_search` on the `tether mcp` connection: the first call, which waits for the SDK and opens
+  the index, and a second one (the per-call cost).
+
+Ratios are medians of per-run ratios against the plain loop measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -19,74 +27,122 @@ import tempfile
 import time
 from pathlib import Path
 
-import anyio
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tether.project import init_project
 from tether.workspace import Workspace
 
+PLAIN_LOOP = r"""
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "plain", "version": "1"}}
+    else:
+        r = {"tools": [{"name": "memory_search", "inputSchema": {"type": "object"}}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+"""
+HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "b", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
 
-def make_project(base: Path) -> tuple[Path, Path]:
+
+def search(ident: int) -> dict[str, object]:
+    arguments = {"query": "fact about module m3"}
+    return {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "tools/call",
+        "params": {"name": "memory_search", "arguments": arguments},
+    }
+
+
+def make_project(base: Path, memories: int) -> tuple[Path, Path]:
     root, home = base / "repo", base / "home"
     root.mkdir()
     home.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     init_project(root, home)
     with Workspace.open(root, home=home) as ws:
-        for n in range(50):
+        for n in range(memories):
             ws.add(f"Fact number {n} about module m{n % 7}", category="context", files=[f"src/m{n % 7}.py"])
     return root, home
 
 
-async def spawn_to_tools_list(root: Path, home: Path) -> tuple[float, float]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tether.adapters.mcp.server"],
-        env={"TETHER_HOME": str(home)},
-        cwd=str(root),
-    )
-    with open(os.devnull, "w") as devnull:
-        started = time.perf_counter()
-        async with Client(stdio_client(params, errlog=devnull)) as client:
-            await client.list_tools()
-            listed = time.perf_counter() - started
-            before = time.perf_counter()
-            await client.call_tool("memory_search", {"query": "fact about module m3"})
-            first_call = time.perf_counter() - before
-    return listed, first_call
-
-
-def python_c(code: str) -> float:
+def session(argv: list[str], root: Path, env: dict[str, str], calls: int = 0) -> list[float]:
+    """Seconds from spawn to the tools/list answer, then to each of `calls` memory_search answers."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True)
-    return time.perf_counter() - started
+    server = subprocess.Popen(
+        argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert server.stdin is not None and server.stdout is not None
+    marks: list[float] = []
+    try:
+        for message in [*HANDSHAKE, *(search(10 + n) for n in range(calls))]:
+            before = time.perf_counter()
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+            if "id" in message:
+                server.stdout.readline()
+                if message["id"] == 2:
+                    marks.append(time.perf_counter() - started)
+                elif int(str(message["id"])) >= 10:
+                    marks.append(time.perf_counter() - before)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    return marks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--memories", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        root, home = make_project(Path(tmp))
-        anyio.run(spawn_to_tools_list, root, home)  # warm the OS file cache and .pyc files
-        runs = [anyio.run(spawn_to_tools_list, root, home) for _ in range(args.runs)]
-    baseline = statistics.median(python_c("pass") for _ in range(args.runs))
-    # The floor the SDK sets: importing it is most of the wait, and tether's own import adds little.
-    sdk = statistics.median(python_c("import mcp.server.mcpserver") for _ in range(args.runs))
-    ours = statistics.median(python_c("import tether.adapters.mcp.server") for _ in range(args.runs))
-    listed = statistics.median(r[0] for r in runs)
-    first_call = statistics.median(r[1] for r in runs)
-    print(f"python -c pass                          p50 {baseline * 1000:8.1f} ms")
-    print(f"python -c 'import mcp.server.mcpserver' p50 {sdk * 1000:8.1f} ms  (the SDK alone)")
-    print(f"python -c 'import tether.adapters.mcp.server'    p50 {ours * 1000:8.1f} ms")
+        root, home = make_project(Path(tmp), args.memories)
+        env = {**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "0"}
+        subjects = {
+            "plain JSON-RPC loop": [sys.executable, "-c", PLAIN_LOOP],
+            "tether mcp (front)": [sys.executable, "-m", "tether", "mcp"],
+            "SDK server (no front)": [sys.executable, "-m", "tether.adapters.mcp.server"],
+        }
+        session(subjects["tether mcp (front)"], root, env, calls=1)  # the cache, the .pyc files, the index
+        listed: dict[str, list[float]] = {name: [] for name in subjects}
+        first: list[float] = []
+        second: list[float] = []
+        for _ in range(args.runs):
+            for name, argv in subjects.items():
+                marks = session(argv, root, env, calls=2 if name == "tether mcp (front)" else 0)
+                listed[name].append(marks[0])
+                if len(marks) == 3:
+                    first.append(marks[1])
+                    second.append(marks[2])
+    plain = listed["plain JSON-RPC loop"]
+    print(f"spawn -> tools/list answered ({args.runs} interleaved runs, {args.memories} memories)")
+    print(f"{'server':<28}{'p50 ms':>10}{'x plain loop':>14}")
+    for name, values in listed.items():
+        ratio = statistics.median(v / p for v, p in zip(values, plain, strict=True))
+        print(f"{name:<28}{statistics.median(values) * 1000:>10.1f}{ratio:>13.2f}x")
     print(
-        f"spawn -> tools/list answered            p50 {listed * 1000:8.1f} ms  ({listed / baseline:.1f}x python -c pass)"
+        f"first memory_search on tether mcp (waits for the SDK, opens the index): {statistics.median(first) * 1000:.1f} ms"
     )
-    print(f"first memory_search (opens index)       p50 {first_call * 1000:8.1f} ms")
-    print(f"ratio {listed / baseline:.1f}")
+    print(f"second memory_search (per call): {statistics.median(second) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

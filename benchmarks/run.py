@@ -18,9 +18,9 @@ HERE = Path(__file__).resolve().parent
 
 # Smaller runs for benchmarks without a --quick flag of their own.
 QUICK_ARGS: dict[str, list[str]] = {
-    "bench_repomap": ["--commits", "2000", "--wide", "2000"],
+    "bench_repomap": ["--commits", "2000", "--files", "500", "--runs", "2"],
     "bench_embedders": ["--texts", "200", "--queries", "50", "--cold-runs", "1"],
-    "bench_mcp": ["--runs", "2"],
+    "bench_mcp": ["--runs", "2", "--memories", "100"],
 }
 
 

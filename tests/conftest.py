@@ -69,6 +69,13 @@ def make_git_repo(path: Path) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_resident(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hooks and commands run in process, as they do without a resident process; `tests/test_resident.py`
+    turns it on (a test's hook must not start a background process that outlives it)."""
+    monkeypatch.setenv("TETHER_RESIDENT", "0")
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`$TETHER_HOME` in a temporary directory: user memory and user config live there."""

@@ -50,6 +50,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tether.adapters.install",
         "tether.adapters.ui",
     ),
+    # The resident process composes the adapters (hooks and read commands over one open workspace).
+    ("tether.resident",),
     ("tether.__main__",),
 )
 # Only the composition (`workspace`, which opens the index) and the backends themselves name a backend: the
@@ -177,6 +179,11 @@ TESTED_IN = {
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
     "tether.recall.block": "test_hooks.py",
+    "tether.resident.answers": "test_resident.py",
+    "tether.resident.client": "test_resident.py",
+    "tether.resident.command": "test_resident.py",
+    "tether.resident.launch": "test_resident.py",
+    "tether.resident.server": "test_resident.py",
     "tether.model.anchor": "test_anchors.py",
     "tether.anchors.fingerprint": "test_anchors.py",
     "tether.anchors.symbols": "test_anchors.py",
@@ -252,7 +259,9 @@ def tether_imports(name: str) -> set[str]:
 
 
 def is_core(name: str) -> bool:
-    return name not in ("tether", "tether.__main__") and not name.startswith("tether.adapters")
+    return name not in ("tether", "tether.__main__") and not name.startswith(
+        ("tether.adapters", "tether.resident")
+    )
 
 
 CORE = sorted(name for name in MODULES if is_core(name))

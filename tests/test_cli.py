@@ -314,3 +314,47 @@ def test_a_git_worktree_has_the_committed_memories_and_its_own_index(
     tether_proc("add", "Only in the worktree so far", cwd=worktree)
     listed = tether_proc("list", "--json").stdout
     assert "Only in the worktree" not in listed  # the main checkout sees it once it is committed and merged
+
+
+class _Terminal:
+    """A stderr that says it is a terminal, keeping what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_shows_on_a_terminal_only_and_is_cleared(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from tether.adapters.cli.common import progress_line
+
+    with progress_line(quiet=False) as off_a_tty:
+        assert off_a_tty is None  # pytest's stderr is no terminal
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with progress_line(quiet=True) as quiet:
+        assert quiet is None  # --json
+    with progress_line(quiet=False) as show:
+        assert show is not None
+        show("history", 12000, None)
+        show("writing", 0, None)
+    assert "reading git history: 12,000 commits" in terminal.text and "writing the repo map" in terminal.text
+    assert terminal.text.endswith("\r\x1b[2K")  # the line is cleared for what the command prints next
+
+
+def test_repomap_builds_and_reports_in_json(repo: Path, tether: Run) -> None:
+    done = tether("repomap", "--json")
+    assert done.code == 0, done.err
+    data = json.loads(done.out)
+    assert data["built"] is True and data["renamed"] == 0 and len(data["last_commit"]) == 40
+    assert tether("repomap").out.startswith("repo map up to date at ")

@@ -42,6 +42,24 @@ def test_a_directory_ref_follows_when_its_files_moved_together(repo: Path, home:
         assert ws.get(memory.id).files == ("src/core/",)
 
 
+def test_a_hook_skips_a_refresh_made_moments_ago_at_the_same_head(repo: Path, home: Path) -> None:
+    with Workspace.open(repo, home=home) as ws:
+        memory = ws.add("Uploads retry", files=["src/app/upload.py"]).memory
+        refresh_repo(ws)
+        repo_map = ws.repo_map()
+        assert repo_map is not None and repo_map.fresh(3600)
+        (repo / "src" / "app" / "new.py").write_text("import app.upload\n", encoding="utf-8")
+        refresh_repo(ws, in_hook=True)  # nothing new at HEAD, refreshed a moment ago: skipped
+        assert not repo_map.tables.present("src/app/new.py")
+        assert repo_map.exists("src/app/new.py")  # an appeared file is still seen, by one lstat
+        git(repo, "mv", "src/app/upload.py", "src/app/uploader.py")
+        git(repo, "commit", "-q", "-m", "rename")
+        assert not repo_map.fresh(3600)  # HEAD moved
+        assert refresh_repo(ws, in_hook=True).renamed == [
+            (memory.id, "src/app/upload.py", "src/app/uploader.py")
+        ]
+
+
 def test_moved_directory_needs_one_consistent_target() -> None:
     assert moved_directory("a/", [("a/x.py", "b/x.py"), ("a/y/z.py", "b/y/z.py")]) == "b/"
     assert moved_directory("a/", [("a/x.py", "b/x.py"), ("a/y.py", "c/y.py")]) is None

@@ -25,14 +25,17 @@ PYTHON = {
     "scripts/helpers.py": "",
     "tests/test_api.py": "from app import api\nfrom tests import conftest\n",
     "tests/conftest.py": "",
-    "broken.py": "def (:\n  import app.core\n",  # a syntax error yields no imports, not a crash
+    "broken.py": "def (:\n  import app.core\n",  # a syntax error: its import lines still count
 }
 
 
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("src/app/core.py", 2),  # models (..core); api (`from app import core` and `app.core import *`: once)
+        (
+            "src/app/core.py",
+            3,
+        ),  # models (..core); api (`from app import core`, `app.core import *`: once); broken
         ("src/app/db/models.py", 2),  # db/__init__ (.models), queries (. import models and absolute)
         ("src/app/db/__init__.py", 1),  # `import app.db` from api.py
         ("src/app/db/queries.py", 1),

@@ -147,6 +147,29 @@ def test_session_start_housekeeping_archives_and_says_so(lws: Workspace, clock: 
     assert maintain(lws).archived == []  # already archived: nothing more to do
 
 
+def test_a_session_start_runs_the_archive_pass_at_most_every_six_hours(lws: Workspace, clock: Clock) -> None:
+    memory = lws.add("Upload quotas are per tenant", files=[UPLOAD]).memory
+    assert maintain(lws, in_hook=True).archived == []  # the pass ran: nothing to archive yet
+    # Shown 7 times over the last 50 days and never used: archivable from now on.
+    lws.store.record(
+        Event(memory.id, "surfaced", clock.now - timedelta(days=50 - 8 * n), "s", n) for n in range(7)
+    )
+    clock.advance(hours=1)
+    assert maintain(lws, in_hook=True).archived == []  # an hour after the last pass: not run
+    assert lws.get(memory.id).status == "active"
+    clock.advance(hours=6)
+    assert [m.id for m in maintain(lws, in_hook=True).archived] == [memory.id]  # due again
+
+
+def test_tether_maintain_always_runs_the_archive_pass(lws: Workspace, clock: Clock) -> None:
+    memory = lws.add("Upload quotas are per tenant", files=[UPLOAD]).memory
+    maintain(lws, in_hook=True)
+    lws.store.record(
+        Event(memory.id, "surfaced", clock.now - timedelta(days=50 - 8 * n), "s", n) for n in range(7)
+    )
+    assert [m.id for m in maintain(lws).archived] == [memory.id]  # right after the hook's pass
+
+
 # -- telemetry under concurrent sessions ---------------------------------------------------------------
 
 _WRITER = textwrap.dedent(

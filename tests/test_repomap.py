@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tether.errors import TetherError
+from tether.repo.cochange import MAX_COMMIT_FILES
 from tether.repo.git import Change, Commit, collapse_renames
-from tether.repo.map import MAX_COMMIT_FILES, RepoMap
+from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 
@@ -465,3 +466,25 @@ def test_concurrent_refreshes_do_not_double_count(repo: Repo, db: Path) -> None:
     assert all(p.returncode == 0 for p in procs)
     assert sorted(outputs)[-1] == "3"  # someone read the three commits; nobody counted them twice
     assert RepoMapTables(sqlite3.connect(db)).pair_count("a.py", "b.py") == 8
+
+
+def test_head_stamp_moves_with_every_change_of_head_and_needs_no_git(repo: Repo, tmp_path: Path) -> None:
+    from tether.repo.git import head_stamp
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert head_stamp(plain) is None  # not in a repository
+    repo.touch("a.py")
+    seen = {head_stamp(repo.path)}
+    repo.touch("a.py")  # a commit
+    seen.add(head_stamp(repo.path))
+    repo.git("checkout", "-q", "-b", "other")  # another branch, same commit
+    seen.add(head_stamp(repo.path))
+    repo.git("checkout", "-q", "--detach")  # a detached HEAD
+    seen.add(head_stamp(repo.path))
+    assert None not in seen and len(seen) == 4
+    (repo.path / "sub").mkdir()
+    assert head_stamp(repo.path / "sub") == head_stamp(repo.path)  # from a subdirectory too
+    worktree = tmp_path / "wt"
+    repo.git("worktree", "add", "-q", str(worktree), "main")
+    assert head_stamp(worktree) not in (None, head_stamp(repo.path))  # a worktree's own HEAD

@@ -294,6 +294,22 @@ def test_resync_if_changed_is_a_no_op_until_a_rule_file_changes(rules_repo: Path
     assert RENDER_VERSION  # part of the fingerprint: a new rendering re-syncs every project once
 
 
+def test_resync_reads_only_the_rule_files_that_changed(rules_repo: Path, ws: Workspace) -> None:
+    sync_rules(ws)
+    write(rules_repo, "docs/GEMINI.md", "Docs use title case headings.\n")
+    write(rules_repo, "web/CLAUDE.md", "- Components live in `web/ui/`.\n- Hooks live in `web/hooks/`.\n")
+    again = resync_if_changed(ws)
+    assert again is not None
+    assert sorted(f.path for f in again.files) == ["docs/GEMINI.md", "web/CLAUDE.md"]  # not AGENTS.md & co
+    assert sorted(m.summary for f in again.files for m in f.updated) == [
+        "Components live in `web/ui/`.",
+        "Docs use title case headings.",
+    ]
+    assert [m.summary for f in again.files for m in f.added] == ["Hooks live in `web/hooks/`."]
+    assert resync_if_changed(ws) is None
+    assert sum(len(f.added) for f in sync_rules(ws).files) == 0  # a full sync agrees: nothing left to do
+
+
 def test_session_start_hook_resyncs_an_edited_rule(
     rules_repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -34,6 +34,22 @@ def test_unchanged_notes_are_not_reread(repo: Path, home: Path, ws: Workspace) -
         assert again.get(memory.id).summary == "Incremental by STAT"
 
 
+def test_a_long_lived_process_trusts_directory_mtimes_while_its_scan_is_fresh(
+    repo: Path, home: Path, ws: Workspace
+) -> None:
+    memory = ws.add("Fresh scans are trusted").memory
+    ws.sync()  # a scan of every note: the directory's stamp after the write
+    path = note_files(repo)[0]
+    directory = os.stat(path.parent).st_mtime_ns
+    path.write_text(path.read_text(encoding="utf-8").replace("trusted", "trusted, edited in place"), "utf-8")
+    os.utime(path.parent, ns=(directory, directory))  # an editor's in-place save leaves the directory alone
+    assert not ws.sync(fresh_within=3600).changed  # scanned moments ago: one stat per directory
+    assert ws.get(memory.id).summary == "Fresh scans are trusted"
+    assert ws.sync(fresh_within=0).updated == [memory.id]  # the scan is older than that: every note
+    path.unlink()  # a pull deleting the note moves the directory's mtime: seen at once
+    assert ws.sync(fresh_within=3600).removed == [memory.id]
+
+
 def test_only_changed_notes_are_updated(repo: Path, home: Path, ws: Workspace) -> None:
     ids = [ws.add(f"memory number {i}").memory.id for i in range(5)]
     ws.close()

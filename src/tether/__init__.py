@@ -9,10 +9,12 @@ its dependencies. This package may import every layer below it; only the adapter
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Not `typing.TYPE_CHECKING`: importing `typing` (and `importlib`) costs a hook's thin client as much as
+# its whole answer (`tether.resident.client`); mypy reads any constant of this name.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from tether.anchors.locations import Location
     from tether.errors import (
         ConfigError,
@@ -82,4 +84,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(_WHERE[name]), name)

@@ -53,6 +53,12 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     ),
     "embed_server.idle_seconds": (1200, "the warm embedding process exits after this long without a request"),
     "embed_server.timeout_ms": (300, "how long a hook waits for the warm embedding process to answer"),
+    "resident.enabled": (
+        True,
+        "hooks and read commands are answered by one resident process per project that session start launches",
+    ),
+    "resident.idle_seconds": (1800, "the resident process exits after this long without a request"),
+    "resident.max_rss_mib": (768, "the resident process restarts itself when its memory grows past this"),
     "distill.enabled": (False, "extract up to 3 durable facts at session end with an LLM"),
     "distill.provider": ("anthropic", "anthropic | openai"),
     "distill.model": ("claude-haiku-4-5", "model name for distill"),

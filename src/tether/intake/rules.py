@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 import textwrap
 from collections.abc import Iterator
@@ -43,6 +44,7 @@ from tether.store.base import Query
 __all__ = ["MATCH_RATIO", "FileSync", "RulesSync", "fingerprint", "render", "resync_if_changed", "sync_rules"]
 
 META_HASH = "rules.hash"
+META_FILES = "rules.files"  # JSON: path -> `file_hashes` at the last sync, so a re-sync skips unchanged files
 # Bump when `render` changes what a rule's memory looks like, so every project re-syncs once.
 RENDER_VERSION = "1"
 # An edited rule keeps most of its words; two different rules of one file rarely share half. Below this
@@ -221,18 +223,24 @@ def rule_files(ws: Memories, *, cached: bool = False) -> list[str]:
     return find_rule_files(root, list_files(root, True))
 
 
-def fingerprint(root: Path, paths: list[str]) -> str:
-    """A hash of the rule files' names and bytes (and the render version): equal means nothing to do."""
-    digest = hashlib.sha256(f"tether-rules-{RENDER_VERSION}\0".encode())
+def file_hashes(root: Path, paths: list[str]) -> dict[str, str]:
+    """Per rule file, a hash of its bytes and the render version: an equal hash means its memories are
+    already what a sync would make of it."""
+    out = {}
     for path in sorted(paths):
-        digest.update(path.encode() + b"\0")
+        digest = hashlib.sha256(f"tether-rules-{RENDER_VERSION}\0".encode())
         try:
-            digest.update(
-                hashlib.sha256(read_limited(root / path, RULE_FILE_MAX_BYTES, inside=root)).digest()
-            )
+            digest.update(read_limited(root / path, RULE_FILE_MAX_BYTES, inside=root))
         except OSError as exc:  # RefusedFile too: hashed as unreadable, and the sync reports why
             digest.update(f"unreadable {exc.errno} {exc}".encode())
-    return digest.hexdigest()
+        out[path] = digest.hexdigest()
+    return out
+
+
+def fingerprint(root: Path, paths: list[str], hashes: dict[str, str] | None = None) -> str:
+    """A hash of the rule files' names and bytes (and the render version): equal means nothing to do."""
+    hashes = file_hashes(root, paths) if hashes is None else hashes
+    return hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()
 
 
 def _root(ws: Memories) -> Path:
@@ -266,9 +274,12 @@ def sync_rules(ws: Memories, paths: list[str] | None = None) -> RulesSync:
         return _sync(ws, root, paths if paths is not None else rule_files(ws))
 
 
-def _sync(ws: Memories, root: Path, paths: list[str]) -> RulesSync:
+def _sync(ws: Memories, root: Path, paths: list[str], *, skip: dict[str, str] | None = None) -> RulesSync:
+    """Sync `paths`; with `skip` (the hashes of the last sync), files whose bytes did not change are not
+    read again: a re-sync after a pull costs what changed, not every rule file of the project."""
     report = RulesSync()
     present = set(paths)
+    hashes = file_hashes(root, paths)
     # Rules of files that are gone: a file renamed or moved (AGENTS.md → docs/AGENTS.md) adopts them below,
     # so they keep their ids, history and usage counts; the rest are archived.
     orphans = [
@@ -277,6 +288,8 @@ def _sync(ws: Memories, root: Path, paths: list[str]) -> RulesSync:
         if m.origin.removeprefix("rules:") not in present
     ]
     for path in paths:
+        if skip is not None and skip.get(path) == hashes[path]:
+            continue
         try:
             report.files.append(_sync_file(ws, root, path, orphans))
         except TetherError as exc:
@@ -290,7 +303,8 @@ def _sync(ws: Memories, root: Path, paths: list[str]) -> RulesSync:
         entry.archived.append(ws.archive(memory.id, reason=f"rule file {source} removed"))
     report.removed_files = list(gone.values())
     with ws.store.transaction():
-        ws.store.set_meta(META_HASH, fingerprint(root, paths))
+        ws.store.set_meta(META_HASH, fingerprint(root, paths, hashes))
+        ws.store.set_meta(META_FILES, json.dumps(hashes))
     return report
 
 
@@ -398,7 +412,12 @@ def _pair(olds: list[Memory], news: list[Rendered]) -> list[tuple[Memory, Render
         old_body = _strip_trailer(old.summary, old.details)
         heading = _heading_of(old)
         for new in news:
-            ratio = difflib.SequenceMatcher(None, old_body, new.body, autojunk=False).ratio()
+            matcher = difflib.SequenceMatcher(None, old_body, new.body, autojunk=False)
+            # Upper bounds first (length, then character counts): most pairs of a large edit are
+            # refused without the quadratic ratio.
+            if matcher.real_quick_ratio() < MATCH_RATIO or matcher.quick_ratio() < MATCH_RATIO:
+                continue
+            ratio = matcher.ratio()
             if ratio >= MATCH_RATIO:
                 bonus = HEADING_BONUS if heading == new.unit.heading else 0.0
                 scored.append((ratio + bonus, old.id, new.unit.line, old, new))
@@ -426,6 +445,17 @@ def _archived_by_sync(ws: Memories, memory_id: str) -> bool:
     return False
 
 
+def _last_hashes(ws: Memories) -> dict[str, str] | None:
+    """The per-file hashes of the last sync; None (sync every file) when there are none readable."""
+    try:
+        data = json.loads(ws.store.get_meta(META_FILES) or "null")
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {str(k): str(v) for k, v in data.items()}
+
+
 def resync_if_changed(ws: Memories) -> RulesSync | None:
     """Re-sync when a rule file's bytes changed since the last sync (session start). Cheap otherwise:
     one read of the repo map's file list, a hash of the rule files, one meta lookup.
@@ -441,7 +471,7 @@ def resync_if_changed(ws: Memories) -> RulesSync | None:
     with _sync_lock(ws, wait=False) as locked:
         if not locked or ws.store.get_meta(META_HASH) == fingerprint(root, paths):
             return None
-        report = _sync(ws, root, paths)
+        report = _sync(ws, root, paths, skip=_last_hashes(ws))
     changed = [f.path for f in report.files + report.removed_files if f.changed]
     if changed or report.errors:
         ws.log(f"rules re-synced: changed {changed}; errors {report.errors}")

@@ -20,7 +20,10 @@ FILE_HIT_FLOOR = 0.25
 # (0.25 + 0.15 / (1 + ln 46)). A premium, never a discount below the floor.
 FILE_RARITY_PREMIUM = 0.15
 # A directory ref (`src/auth/`) is a claim about many files at once: weaker than naming the file itself.
-DIR_HIT_FACTOR = 0.8
+# Scope is applicability (issue 17, failure class 1): a directory's rules are eligible for its files, and
+# should not outweigh what the prompt and the code say. Dev (with the code channel and PATH_TEXT_MAX 0.30):
+# 0.8 rules with files 0.370, 0.4 0.387, 0.2 0.389 (tensorzero up, gitbutler down); file-tied unchanged.
+DIR_HIT_FACTOR = 0.4
 # Scope is applicability (issue 17, failure class 1): once files are touched, a memory whose paths are all
 # elsewhere (no file or co-change hit) is about other code; its score is multiplied by this. A memory with
 # no paths (a root rule, a general preference) is unaffected. Dev window, with files: rules 0.236 -> 0.248
@@ -38,8 +41,11 @@ NAMED_FILE_HIT = 0.15
 # such match), up to this magnitude. It is no evidence on its own (a memory is not injected for it), but
 # it orders the memories that do have evidence: among the twenty rules of a directory, the ones that talk
 # about tests when tests are touched. Tuned on the dev window (prompt plus files, Recall@3): 0 → 0.216,
-# 0.05 → 0.242, 0.10 → 0.266, 0.20 → 0.300, 0.30 → 0.312, 0.40 → 0.301 (with the next switch on).
-PATH_TEXT_MAX = 0.30
+# 0.05 → 0.242, 0.10 → 0.266, 0.20 → 0.300, 0.30 → 0.312, 0.40 → 0.301 (with the next switch on). Issue 17
+# (failure class 2: inside a crowded scope path words decided; with the code channel and DIR_HIT_FACTOR 0.4):
+# 0.30 → 0.387, 0.15 → 0.468 (gitbutler 0.144 → 0.441, langfuse 0.643 → 0.571); the hand-judged sample
+# 0.245 → 0.318 needed (30 tasks); file-tied unchanged.
+PATH_TEXT_MAX = 0.15
 # Path words say where a memory applies; a memory naming the touched file itself already says so (it gets
 # the full path magnitude), and among a file's own memories path words only add noise: the prompt decides. Dev window: the
 # file-tied evaluation 0.421 -> 0.493 (25+ bucket 0.172 -> 0.355), the rule evaluation unchanged.

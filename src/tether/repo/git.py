@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from tether.errors import TetherError
 SKIP_DIRS = frozenset({".git", ".tether", "node_modules", ".venv", "__pycache__"})
 _TETHER_DIR = ".tether/"
 _STATUS = re.compile(r"[ACDMRTUXB]\d*")
+_LETTERS = frozenset("ACDMTUXB")  # the plain statuses: a set lookup spares the regex on most lines
 
 
 @dataclass(frozen=True)
@@ -43,10 +45,14 @@ class Commit:
 # --------------------------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def _command(root: Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     # Settings a user's config could change and that would change what we parse.
     cmd = ["git", "-C", str(root), "-c", "diff.relative=false", "-c", "log.showSignature=false", *args]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    return cmd, {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    cmd, env = _command(root, args)
     try:
         proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
     except OSError as exc:
@@ -68,6 +74,42 @@ def probe(root: Path) -> tuple[str, str | None] | None:
     prefix = proc.stdout.decode().strip()
     head = git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
     return prefix, (head.stdout.decode().strip() or None) if head.returncode == 0 else None
+
+
+def head_stamp(root: Path) -> str | None:
+    """What HEAD is, read from `.git` without running git: HEAD's text plus the stat of the ref it names
+    and of `packed-refs`. Any commit, checkout, pull or reset changes it (a hook compares it with the
+    last refresh's instead of spending two git processes). None when it cannot be read (then ask git)."""
+    here = root.resolve()
+    for directory in (here, *here.parents):
+        dot = directory / ".git"
+        try:
+            if dot.is_file():
+                text = dot.read_text(encoding="utf-8").strip()
+                if not text.startswith("gitdir:"):
+                    return None
+                gitdir = (directory / text[len("gitdir:") :].strip()).resolve()
+            elif dot.is_dir():
+                gitdir = dot
+            else:
+                continue
+            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+            common = gitdir
+            if (gitdir / "commondir").is_file():
+                common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+            parts = [head]
+            if head.startswith("ref:"):
+                ref = head[len("ref:") :].strip()
+                for place in (gitdir / ref, common / ref, common / "packed-refs"):
+                    try:
+                        info = place.stat()
+                        parts.append(f"{place}:{info.st_mtime_ns}:{info.st_size}")
+                    except FileNotFoundError:
+                        parts.append(f"{place}:-")
+            return "|".join(parts)
+        except OSError:
+            return None
+    return None
 
 
 def _split_z(raw: bytes) -> list[str]:
@@ -104,17 +146,87 @@ def list_files(root: Path, in_git: bool) -> list[str]:
 
 
 def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:
-    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files.
+    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files."""
+    try:
+        return list(stream_commits(root, rev_range, prefix))
+    except HistoryRestarted:
+        return list(stream_without_renames(root, rev_range, prefix))
+
+
+def stream_commits(root: Path, rev_range: str, prefix: str = "") -> Iterator[Commit]:
+    """`read_commits` as a stream: one `git log`, parsed while git is still writing it (on a 20k-commit
+    history git and this parser then share the time instead of adding it up), memory bounded by a chunk.
 
     Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
     its largest objects) some are absent and `git log -M` fails. Then history is read without rename
-    detection: co-change still works, renames show as a delete plus an add."""
-    args = ["log", "--no-merges", "--topo-order", "--reverse", "-M", "--name-status", "-z", "--format=%x01%H"]
-    proc = git(root, *args, rev_range, "--", check=False)
-    if proc.returncode != 0:
-        args[args.index("-M")] = "--no-renames"
-        proc = git(root, *args, rev_range, "--")
-    return parse_log(_split_z(proc.stdout), prefix)
+    detection (`HistoryRestarted` first tells the consumer to drop what it was given): co-change still
+    works, renames show as a delete plus an add."""
+    try:
+        yield from _stream(root, rev_range, prefix, renames=True)
+    except _RenamesFailed:
+        raise HistoryRestarted() from None
+
+
+def stream_without_renames(root: Path, rev_range: str, prefix: str = "") -> Iterator[Commit]:
+    """`stream_commits` with rename detection off (after `HistoryRestarted`)."""
+    yield from _stream(root, rev_range, prefix, renames=False)
+
+
+class HistoryRestarted(Exception):
+    """`git log -M` failed part way (missing blobs): read the history again with `stream_without_renames`."""
+
+
+class _RenamesFailed(Exception):
+    pass
+
+
+_CHUNK = 1 << 20
+_BOUNDARY = "\0\x01"  # NUL then the next commit's \x01 marker: everything before it is whole commits
+
+
+def _stream(root: Path, rev_range: str, prefix: str, *, renames: bool) -> Iterator[Commit]:
+    detect = "-M" if renames else "--no-renames"
+    args = [
+        "log",
+        "--no-merges",
+        "--topo-order",
+        "--reverse",
+        detect,
+        "--name-status",
+        "-z",
+        "--format=%x01%H",
+    ]
+    cmd, env = _command(root, [*args, rev_range, "--"])
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
+        except OSError as exc:
+            raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
+        assert proc.stdout is not None
+        rest = ""
+        try:
+            while True:
+                data = os.read(proc.stdout.fileno(), _CHUNK)
+                if not data:
+                    break
+                text = rest + data.decode("utf-8", "surrogateescape")
+                cut = text.rfind(_BOUNDARY)
+                if cut < 0:
+                    rest = text
+                    continue
+                rest = text[cut + 1 :]
+                yield from parse_log(text[: cut + 1].split("\0"), prefix)
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            if renames:
+                raise _RenamesFailed()
+            err.seek(0)
+            message = err.read().decode(errors="replace").strip()
+            raise TetherError(f"`git {' '.join(args)} {rev_range}` failed in {root}: {message}")
+        if rest:
+            yield from parse_log(rest.split("\0"), prefix)
 
 
 def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
@@ -141,7 +253,7 @@ def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
             sha, changes, size = token[1:].strip(), [], 0
             continue
         status = token.lstrip("\n")
-        if not _STATUS.fullmatch(status) or sha is None:
+        if sha is None or not (status in _LETTERS or _STATUS.fullmatch(status)):
             continue  # not expected from git; skip rather than misread paths
         letter = status[0]
         if letter in "RC":

@@ -13,7 +13,7 @@ Two steps, so a refresh re-parses only files whose content changed:
 
 Coverage, and what is not covered:
 
-- Python (`ast`): `import a.b`, `from a.b import c` (a submodule `c` if one exists, else module `a.b`),
+- Python (the import lines, `tether.repo.pyscan`): `import a.b`, `from a.b import c` (a submodule `c` if one exists, else module `a.b`),
   relative imports, packages via `__init__.py`, src-layout and any other package root (the directory
   above the topmost `__init__.py`; so a file in a directory that is not a package answers to its bare
   name, as scripts import their siblings), plus names relative to the repo root (namespace packages).
@@ -36,11 +36,12 @@ Coverage, and what is not covered:
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
+
+from tether.repo.pyscan import python_specs
 
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # `import "./x.js"` in TypeScript ESM means ./x.ts.
@@ -62,7 +63,7 @@ def parse_imports(path: str, text: str) -> list[str]:
     """The import specs of one file, deduplicated, in first-seen order."""
     lang = language_of(path)
     if lang == "python":
-        specs = _python_specs(text)
+        specs = python_specs(text)
     elif lang == "js":
         specs = _js_specs(text)
     elif lang == "go":
@@ -77,38 +78,6 @@ def parse_imports(path: str, text: str) -> list[str]:
 
 
 # -- parsing ---------------------------------------------------------------------------------------
-
-
-def _python_specs(text: str) -> list[str]:
-    """`a.b` for `import a.b`; `module:name` for `from module import name` (module may start with dots)."""
-    if "import" not in text:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    out: list[str] = []
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            out.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            out.extend(f"{module}:{alias.name}" for alias in node.names)
-    return out
-
-
-def _statements(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every statement, nested ones included (imports are statements: expressions need no visit)."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(node, name, None)
-            if isinstance(children, list):
-                stack.extend(c for c in reversed(children) if isinstance(c, ast.AST))
-    return out
 
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)

@@ -21,21 +21,30 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from tether.errors import TetherError
-from tether.repo.git import Commit, collapse_renames, git, list_files, read_commits
+from tether.repo.cochange import CoChangeCounts
+from tether.repo.git import (
+    Commit,
+    HistoryRestarted,
+    collapse_renames,
+    git,
+    head_stamp,
+    list_files,
+    stream_commits,
+    stream_without_renames,
+)
 from tether.repo.git import probe as git_probe
 from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.imports import language_of, parse_imports
-from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
+from tether.store.base import CachedImports, RepoMapStore
 
-# Commits touching more files are sweeps (reformatting, license headers, vendoring, mass renames):
-# they would pair every file with every other one, drowning the real couplings, and cost n² pairs.
-MAX_COMMIT_FILES = 30
 # Minimum shared commits for a neighbour: one shared commit is often an accident (a drive-by fix in
 # the same commit); two independent ones are a pattern.
 MIN_SUPPORT = 2
@@ -43,7 +52,12 @@ MIN_SUPPORT = 2
 MIN_CONFIDENCE = 0.1
 # Bump when the counting rules change: an index built under other rules is rebuilt at the next refresh.
 REPOMAP_VERSION = "1"
-_MAX_SOURCE_BYTES = 2_000_000  # larger "source" files are generated or vendored; their imports don't count
+_MAX_SOURCE_BYTES = 2_000_000
+PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
+
+# (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
+Progress = Callable[[str, int, int | None], None]
+T = TypeVar("T")  # larger "source" files are generated or vendored; their imports don't count
 
 
 @dataclass(frozen=True)
@@ -52,57 +66,6 @@ class RefreshReport:
     new_commits: int  # non-merge commits read from git by this refresh
     rebuilt: bool  # co-change was computed from scratch (first build, rewritten history, new rules)
     files: int  # files that exist now
-
-
-@dataclass
-class _History:
-    """Co-change counts accumulated over commits, in path ids, on top of what the index holds."""
-
-    ids: dict[str, int]
-    next_id: int = 0
-    commits: int = 0
-    write: CoChangeWrite = field(default_factory=lambda: CoChangeWrite({}, set(), set(), {}, {}))
-
-    def __post_init__(self) -> None:
-        self.next_id = max(self.ids.values(), default=0) + 1
-        self._changes: Counter[int] = Counter()
-        self._pairs: Counter[tuple[int, int]] = Counter()
-
-    def _id(self, path: str) -> int:
-        ident = self.ids.get(path)
-        if ident is None:
-            ident = self.ids[path] = self.next_id
-            self.next_id += 1
-            self.write.new_ids.add(ident)
-            self.write.paths[ident] = path
-        return ident
-
-    def add(self, commit: Commit) -> None:
-        self.commits += 1
-        renames = [(ch.old, ch.path) for ch in commit.changes if ch.old is not None]
-        if renames:
-            # One commit's renames are simultaneous: take every old path first, then place the new ones.
-            moving = [(self.ids.pop(old, None), new) for old, new in renames]
-            for ident, new in moving:
-                if ident is None:
-                    continue
-                taken = self.ids.get(new)
-                if taken is not None and taken != ident:
-                    self.write.dropped.add(taken)  # the path now belongs to the moved file
-                self.ids[new] = ident
-                self.write.paths[ident] = new
-        if commit.size > MAX_COMMIT_FILES or not commit.changes:
-            return
-        touched = sorted({self._id(ch.path) for ch in commit.changes})
-        self._changes.update(touched)
-        for x, a in enumerate(touched):
-            for b in touched[x + 1 :]:
-                self._pairs[(a, b)] += 1
-
-    def result(self) -> CoChangeWrite:
-        self.write.changes = dict(self._changes)
-        self.write.pairs = dict(self._pairs)
-        return self.write
 
 
 # -- the facade -------------------------------------------------------------------------------------
@@ -194,15 +157,22 @@ class RepoMap:
 
     # -- refresh --------------------------------------------------------------------------------
 
-    def refresh(self) -> RefreshReport:
-        """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD."""
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD.
+
+        History is one streamed `git log`, counted as it arrives, while a thread reads the import lines of
+        the source files whose content changed; nothing is written until both are done, and then in one
+        short transaction (hooks writing their session state wait for milliseconds, not for the build).
+        A build killed part way has written nothing: the next refresh starts it again. `progress` is
+        called as (stage, done, total or None) for a terminal to show."""
         started = time.time_ns()
+        stamp = head_stamp(self.root)
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
         files = list_files(self.root, in_git)
         file_set = set(files)
-        specs, import_rows, import_changed = self._parse_sources(files)
+        sources = _InThread(self._parse_sources, files, self.tables.cached_imports())
 
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
@@ -212,24 +182,31 @@ class RepoMap:
                 or state.get("version") != REPOMAP_VERSION
             )
             last = state.get("last_commit")
-            commits: list[Commit] = []
+            rev_range: str | None = None
             if in_git and head is not None and (rebuild or last != head):
                 if not rebuild and last is not None and self._is_ancestor(last, head):
-                    commits = read_commits(self.root, f"{last}..{head}", prefix)
+                    rev_range = f"{last}..{head}"
                 else:
                     rebuild = True
-                    commits = read_commits(self.root, head, prefix)
+                    rev_range = head
             elif in_git and head is None and last is not None:
                 rebuild = True  # the branch lost all its commits
+            ids = self.tables.path_ids()
+            commits, history = self._read_history(rev_range, prefix, ids, progress)
+            specs, import_rows, import_changed = sources.result()
+            if progress is not None:
+                progress("writing", 0, None)
 
             with self.tables.write():
                 if self.tables.state().get("last_commit") != last:
                     continue
                 if rebuild:
                     self.tables.clear_history()
-                history = _History(self.tables.path_ids())
-                for commit in commits:
-                    history.add(commit)
+                now = self.tables.path_ids()
+                if now != ids:  # another refresh listed new files meanwhile: count again on today's ids
+                    history = CoChangeCounts(now)
+                    for commit in commits:
+                        history.add(commit)
                 write = history.result()
                 self.tables.apply_cochange(write)
                 if rebuild or write.paths or self._files_changed(state, files):
@@ -246,12 +223,83 @@ class RepoMap:
                         "last_commit": head,
                         "files_digest": _digest(files),
                         "refreshed_at_ns": str(started),
+                        "head_stamp": stamp,
                     }
                 )
             self._state = None
             renames = [] if rebuild else collapse_renames(commits)
             return RefreshReport(renames, len(commits), rebuild, len(files))
         raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
+
+    def _read_history(
+        self, rev_range: str | None, prefix: str, ids: dict[str, int], progress: Progress | None
+    ) -> tuple[list[Commit], CoChangeCounts]:
+        """The commits of `rev_range` (none for None), counted on top of `ids` as they stream in."""
+        if rev_range is None:
+            return [], CoChangeCounts(dict(ids))
+        streams = (stream_commits, stream_without_renames)
+        for stream in streams:
+            commits: list[Commit] = []
+            history = CoChangeCounts(dict(ids))
+            try:
+                for commit in stream(self.root, rev_range, prefix):
+                    commits.append(commit)
+                    history.add(commit)
+                    if progress is not None and len(commits) % PROGRESS_EVERY == 0:
+                        progress("history", len(commits), None)
+            except HistoryRestarted:
+                continue  # rename detection failed part way: read it all again without
+            return commits, history
+        raise AssertionError("unreachable: the stream without renames never restarts")
+
+    def built(self) -> bool:
+        """Whether a refresh ever completed here (under the current counting rules)."""
+        return self._cached_state().get("version") == REPOMAP_VERSION
+
+    def fresh(self, seconds: float) -> bool:
+        """Whether a refresh finished less than `seconds` ago at today's HEAD (a hook then skips its own:
+        the resident process refreshes every few seconds between requests). Reads `.git`, no git process."""
+        state = self.tables.state()
+        try:
+            age = (time.time_ns() - int(state.get("refreshed_at_ns", "0"))) / 1e9
+        except ValueError:
+            return False
+        if state.get("version") != REPOMAP_VERSION or not 0 <= age < seconds:
+            return False
+        if state.get("mode") == "dir":
+            return True
+        stamp = head_stamp(self.root)
+        if stamp is not None and state.get("head_stamp"):
+            return stamp == state["head_stamp"]  # read from .git: no git process
+        probe = git_probe(self.root)
+        return (probe[1] if probe is not None else None) == state.get("last_commit")
+
+    def backlog(self) -> int:
+        """The commits a refresh would read now: 0 when history is up to date, every commit of HEAD when
+        it would build from scratch (never built, other rules or root, history rewritten). A few quick
+        git calls (`rev-list --count` over 20k commits: ~15 ms)."""
+        state = self.tables.state()
+        probe = git_probe(self.root)
+        if probe is None:
+            return 0
+        prefix, head = probe
+        last = state.get("last_commit")
+        if head is None:
+            return 0
+        scratch = (
+            state.get("version") != REPOMAP_VERSION
+            or state.get("mode") != "git"
+            or state.get("prefix", "") != prefix
+            or last is None
+        )
+        if not scratch and last == head:
+            return 0
+        if not scratch and last is not None and self._is_ancestor(last, head):
+            rev_range = f"{last}..{head}"
+        else:
+            rev_range = head
+        counted = git(self.root, "rev-list", "--count", "--no-merges", rev_range, "--", check=False)
+        return int(counted.stdout.strip() or 0) if counted.returncode == 0 else 0
 
     def _is_ancestor(self, old: str, head: str) -> bool:
         return git(self.root, "merge-base", "--is-ancestor", old, head, check=False).returncode == 0
@@ -267,12 +315,12 @@ class RepoMap:
         self.tables.set_fan_ins(diff)
 
     def _parse_sources(
-        self, files: list[str]
+        self, files: list[str], cached: dict[str, CachedImports]
     ) -> tuple[dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
-        """Import specs of every source file, parsing only files whose content changed.
+        """Import specs of every source file, parsing only files whose content changed since `cached`.
 
-        Returns (specs by path, cache rows to write, whether any file's specs changed or vanished)."""
-        cached = self.tables.cached_imports()
+        Returns (specs by path, cache rows to write, whether any file's specs changed or vanished).
+        Runs in a thread: no store access here."""
         specs: dict[str, tuple[str, ...]] = {}
         rows: dict[str, CachedImports] = {}
         changed = False
@@ -306,6 +354,31 @@ class RepoMap:
             rows[path] = CachedImports(st.st_mtime_ns, st.st_size, digest, parsed)
         changed = changed or bool(set(cached) - set(specs))
         return specs, rows, changed
+
+
+class _InThread(Generic[T]):
+    """`fn(*args)` run in a daemon thread; `result()` waits for it and returns or raises what it did.
+
+    The import scan reads files (the GIL is released while it waits on the disk) while the main thread
+    waits on `git log`'s pipe: on a large history the two overlap instead of adding up."""
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error was
 
 
 def _digest(files: list[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -34,6 +34,9 @@ class ReportedProblem(Protocol):
 
 # A check `tether doctor` runs besides the workspace's own: given the project root (None outside one).
 DoctorCheck = Callable[[Path | None], Sequence[ReportedProblem]]
+# Opens the workspace a command uses, given (require_project, sync_notes): the resident process passes
+# its own, already open one.
+WorkspaceOpener = Callable[[bool, bool], AbstractContextManager[Workspace]]
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,16 @@ class Extensions:
     """
 
     doctor_checks: tuple[DoctorCheck, ...] = ()
+    open_workspace: WorkspaceOpener | None = None
 
 
 def extensions(ctx: click.Context) -> Extensions:
     return ctx.obj if isinstance(ctx.obj, Extensions) else Extensions()
+
+
+def _opener() -> WorkspaceOpener | None:
+    ctx = click.get_current_context(silent=True)
+    return extensions(ctx.find_root()).open_workspace if ctx is not None else None
 
 
 def json_option(func: F) -> F:
@@ -56,6 +65,11 @@ def json_option(func: F) -> F:
 
 @contextmanager
 def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator[Workspace]:
+    opener = _opener()
+    if opener is not None:
+        with opener(require_project, sync_notes) as opened:
+            yield opened
+        return
     ws = Workspace.open(Path.cwd(), require_project=require_project, sync_notes=sync_notes, recover=True)
     if ws.recovered is not None:
         echo(
@@ -82,7 +96,8 @@ def _follow_renames(ws: Workspace) -> None:
     if ws.root is None:
         return
     try:
-        moved = refresh_repo(ws)
+        with progress_line() as progress:
+            moved = refresh_repo(ws, progress=progress)
     except TetherError as exc:
         echo(f"warning: could not read the repository's history ({exc}); file links not refreshed", err=True)
         return
@@ -94,6 +109,36 @@ def _follow_renames(ws: Workspace) -> None:
             "it is about the file now (`tether list --dead-anchors`)",
             err=True,
         )
+
+
+_STAGES = {"history": "reading git history: {done:,} commits", "writing": "writing the repo map"}
+
+
+@contextmanager
+def progress_line(*, quiet: bool | None = None) -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A progress callback (stage, done, total or None) that rewrites one line of stderr, or None when
+    stderr is not a terminal or the command prints JSON (`quiet` None: the current command's `--json`).
+    The line is cleared when the block ends, so what the command prints next starts clean."""
+    if quiet is None:
+        ctx = click.get_current_context(silent=True)
+        quiet = bool(ctx is not None and ctx.params.get("as_json"))
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    shown = [False]
+
+    def show(stage: str, done: int, total: int | None) -> None:
+        text = _STAGES.get(stage, stage).format(done=done)
+        if total:
+            text += f" of {total:,}"
+        click.echo(f"\r\x1b[2K{text}", err=True, nl=False)
+        shown[0] = True
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            click.echo("\r\x1b[2K", err=True, nl=False)
 
 
 def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:

@@ -1,5 +1,6 @@
-"""CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, rules, distill, purge (seed
-and import are `tether.adapters.cli.intake`). Registered on the main group by `tether.adapters.cli.main` (`for c in COMMANDS: cli.add_command(c)`).
+"""CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, repomap, rules, distill, purge
+(seed and import are `tether.adapters.cli.intake`). Registered on the main group by `tether.adapters.cli.main`
+(`for c in COMMANDS: cli.add_command(c)`).
 
 Thin adapters over `tether.lifecycle` and `tether.intake.rules`; like the other command modules, this one imports
 `tether.adapters.cli.common` and never `tether.adapters.cli.main`, which imports it.
@@ -13,7 +14,7 @@ from pathlib import Path
 import click
 
 from tether import lifecycle
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import echo, emit, json_option, progress_line, workspace
 from tether.errors import ValidationError
 from tether.intake import autodistill
 from tether.model.memory import Memory, check_origin, to_dict
@@ -153,6 +154,38 @@ def maintain(as_json: bool) -> None:
         echo("nothing to do")
 
 
+@click.command()
+@click.option(
+    "--if-idle",
+    is_flag=True,
+    help="Do nothing when another build of this checkout is running (what hooks start in the background).",
+)
+@json_option
+def repomap(if_idle: bool, as_json: bool) -> None:
+    """Build or refresh the repo map now (files, renames, co-change, fan-in), showing progress on a
+    terminal. Hooks start this in the background when the map was never built or many commits are new."""
+    from tether.lifecycle.housekeeping import refresh_repo
+    from tether.lifecycle.mapbuild import build_lock
+
+    with workspace(sync_notes=False) as ws, build_lock(ws, wait=not if_idle) as held:
+        if not held:
+            if as_json:
+                emit({"built": False, "reason": "another build is running"})
+            return
+        ws.sync()
+        with progress_line() as progress:
+            report = refresh_repo(ws, locked=True, progress=progress)
+        repo = ws.repo_map()
+        state = repo.tables.state() if repo is not None else {}
+    last = state.get("last_commit")
+    if as_json:
+        emit({"built": True, "last_commit": last, "renamed": len(report.renamed)})
+        return
+    for mid, old, new in report.renamed:
+        echo(f"followed rename: {mid} {old} → {new}")
+    echo(f"repo map up to date at {(last or 'no commit')[:12]}")
+
+
 # -- rule files -----------------------------------------------------------------------------------------
 
 
@@ -270,4 +303,4 @@ def purge(origin: str, yes: bool) -> None:
     echo(f"deleted {len(deleted)} memories with origin {origin}")
 
 
-COMMANDS: list[click.Command] = [stats, cleanup, maintain, rules, distill, purge]
+COMMANDS: list[click.Command] = [stats, cleanup, maintain, repomap, rules, distill, purge]

@@ -16,6 +16,7 @@ from tether.anchors.resolve import FileView, resolve
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
+from tether.notes.sync import FRESH_SECONDS
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
 from tether.recall.evidence import memory_line
@@ -73,7 +74,10 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     warm_up(ws)  # first, so the model loads while the rest of session start runs
     for ignored in ws.config.ignored:  # once a session, where a person reads the log
         ws.log(f"config: {ignored.message()}")
-    ws.sync(full=True)  # notes edited in place since the last command (hooks otherwise trust dir mtimes)
+    # Notes edited in place since the last command (hooks otherwise trust dir mtimes). In the resident
+    # process, its watch scans them every 15 s while idle: a minute allows for a busy stretch (a scan of
+    # 10k notes takes 0.25-0.9 s, more than a session start may spend there).
+    ws.sync(full=True, fresh_within=4 * FRESH_SECONDS)
     hints = session_start_housekeeping(ws)
     repo = ws.repo_map()
     pinned = [
@@ -118,6 +122,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         return Reply(FALLBACK)
     finally:
         warm_up(ws)  # the warm process may have gone idle during a long pause in the session
+        build_map_if_missing(ws)
     if not result.memories:
         if ws.store.count(Query()) == 0:
             return Reply(FALLBACK)
@@ -126,6 +131,16 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         for r in result.memories:
             state.seen[r.memory.id] = state.turn
     return Reply(block([r.line() for r in result.memories]))
+
+
+def build_map_if_missing(ws: Workspace) -> None:
+    """A fresh clone used only through an agent: the first prompt starts the repo map's build in the
+    background (recall meanwhile goes without co-change and fan-in). One indexed read when it exists."""
+    repo = ws.repo_map()
+    if repo is not None and not repo.built():
+        from tether.lifecycle.mapbuild import start_build
+
+        start_build(ws)  # even a small one: a prompt hook has no business reading history
 
 
 def warm_up(ws: Workspace) -> None:

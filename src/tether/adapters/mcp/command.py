@@ -19,10 +19,17 @@ import click
 )
 def mcp(http: bool, host: str, port: int, project: Path | None) -> None:
     """Serve the memory tools over MCP (stdio by default)."""
-    from tether.adapters.mcp.memories import project_start
+    from tether.adapters.mcp import project_start
+
+    if not http:
+        from tether.adapters.mcp.front import serve
+        from tether.project import user_home
+
+        serve(project_start(project, Path.cwd()), user_home())  # answers the handshake before the SDK loads
+        return
     from tether.adapters.mcp.server import run
 
-    run(project_start(project, Path.cwd()), http=http, host=host, port=port)
+    run(project_start(project, Path.cwd()), http=True, host=host, port=port)
 
 
 COMMANDS = (mcp,)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,23 +27,7 @@ SESSION_KEY = "memory_tools"
 # the session_id its hooks receive (2.1.332, measured in tests/e2e). Without it memory_get's "acted" and the
 # tools-used mark belong to no session. TETHER_SESSION, set by the user, wins.
 AGENT_SESSION_VARS = ("CLAUDE_CODE_SESSION_ID",)
-# Where an agent tells its MCP servers which project they serve, when their working directory may not say:
-# Claude Code sets CLAUDE_PROJECT_DIR in a stdio server's environment (2.1.332, measured in tests/e2e);
-# Gemini CLI sets GEMINI_PROJECT_DIR for its hooks. Codex and Cursor start servers in the project instead.
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 NO_PROJECT = "no tether project here: run `tether init` in the repository (or pass --project)"
-
-
-def project_start(project: Path | None, cwd: Path, environ: Mapping[str, str] | None = None) -> Path:
-    """Where the server looks for its project: `--project`, else the agent's variable, else the cwd."""
-    if project is not None:
-        return project
-    env = os.environ if environ is None else environ
-    for name in PROJECT_VARS:
-        value = env.get(name)
-        if value and Path(value).is_dir():
-            return Path(value)
-    return cwd
 
 
 class Memories:
@@ -107,7 +91,9 @@ class Memories:
             for ignored in self._ws.config.ignored:
                 log.warning("%s", ignored.message())
         else:
-            self._ws.sync()
+            from tether.notes.sync import FRESH_SECONDS
+
+            self._ws.sync(fresh_within=FRESH_SECONDS)  # one stat per note directory, not one per note
         return self._ws
 
     def _mark_session(self, ws: Workspace) -> None:

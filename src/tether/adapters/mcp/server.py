@@ -26,13 +26,13 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from tether.adapters.mcp import project_start
 from tether.adapters.mcp.memories import (
     AGENT_SESSION_VARS,
     SESSION_KEY,
     Memories,
     agent_session,
     for_agent,
-    project_start,
 )
 from tether.adapters.mcp.tools import register_tools
 from tether.errors import TetherError, ValidationError

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import anyio
@@ -66,7 +67,6 @@ def _error(ident: int | str | None, code: int, message: str, data: str | None = 
 
 async def serve_stdio(server: Any) -> None:
     """Run `server` (an `MCPServer`) over this process's stdin and stdout."""
-    lowlevel = server._lowlevel_server  # the SDK's own stdio runner drives it the same way
     wire_in = os.fdopen(os.dup(0), "rb")
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -75,7 +75,7 @@ async def serve_stdio(server: Any) -> None:
     os.dup2(2, 1)  # stray output goes to stderr, never onto the wire
     os.close(null)
     try:
-        await _serve(lowlevel, wire_in, wire_out)
+        await serve_wire(server, wire_in, wire_out)
     finally:
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
@@ -85,21 +85,59 @@ async def serve_stdio(server: Any) -> None:
         wire_out.close()
 
 
-async def _serve(server: Any, wire_in: Any, wire_out: Any) -> None:
+async def serve_wire(
+    server: Any,
+    wire_in: Any,
+    wire_out: Any,
+    replay: Sequence[bytes] = (),
+    drop: Collection[Any] = frozenset(),
+    answered: Callable[[str, str, Any], None] | None = None,
+) -> None:
+    """Serve `server` (an `MCPServer` or its low-level server) over `wire_in`/`wire_out`. `replay`: lines
+    read before (by `tether.adapters.mcp.front`), served first; answers to ids in `drop` are not sent;
+    `answered(method, protocol version, result)` sees the answers to `initialize` and to a first page
+    of `tools/list` (the front keeps them for the next start)."""
+    lowlevel = server._lowlevel_server if hasattr(server, "_lowlevel_server") else server
     to_server_send, to_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     from_server, from_server_receive = anyio.create_memory_object_stream[SessionMessage](0)
     lock = anyio.Lock()
+    asked: dict[Any, tuple[str, str]] = {}  # request id -> (method, requested protocol version)
+    pending = list(replay)
 
     async def write(message: types.JSONRPCMessage | types.JSONRPCError) -> None:
         text = message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        if asked or drop:
+            data = json.loads(text)
+            ident = data.get("id") if isinstance(data, dict) else None
+            if isinstance(ident, int | str) and ident in asked and answered is not None:
+                method, version = asked.pop(ident)
+                answered(method, version, data.get("result"))
+            if isinstance(ident, int | str) and ident in drop:
+                return
         async with lock:
             await anyio.to_thread.run_sync(_write_all, wire_out, text.encode("utf-8"))
+
+    def note(line: bytes) -> None:
+        if answered is None or (b'"initialize"' not in line and b'"tools/list"' not in line):
+            return
+        data = json.loads(line)
+        if not isinstance(data, dict) or "id" not in data:
+            return
+        given = data.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
+        if data.get("method") == "initialize":
+            asked[data["id"]] = ("initialize", str(params.get("protocolVersion", "")))
+        elif data.get("method") == "tools/list" and not params.get("cursor"):
+            asked[data["id"]] = ("tools/list", "")
 
     async def reader() -> None:
         async with to_server_send:
             while True:
-                # Abandoned on cancel: a server that stopped must not wait for the agent's next line.
-                line = await anyio.to_thread.run_sync(_read_line, wire_in, abandon_on_cancel=True)
+                if pending:
+                    line: bytes | None = pending.pop(0)
+                else:
+                    # Abandoned on cancel: a server that stopped must not wait for the agent's next line.
+                    line = await anyio.to_thread.run_sync(_read_line, wire_in, abandon_on_cancel=True)
                 if line is None:
                     return
                 if not line.strip():
@@ -108,6 +146,7 @@ async def _serve(server: Any, wire_in: Any, wire_out: Any) -> None:
                 if problem is not None:
                     await write(problem)
                     continue
+                note(line)
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 await to_server_send.send(SessionMessage(message))
 
@@ -119,7 +158,7 @@ async def _serve(server: Any, wire_in: Any, wire_out: Any) -> None:
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(reader)
         tasks.start_soon(writer)
-        await server.run(to_server, from_server, server.create_initialization_options())
+        await lowlevel.run(to_server, from_server, lowlevel.create_initialization_options())
         tasks.cancel_scope.cancel()
 
 

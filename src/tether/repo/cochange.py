@@ -1,0 +1,71 @@
+"""Co-change counts (DESIGN §3): every non-merge commit touching at most `MAX_COMMIT_FILES` files counts
+once for each file it touches and once for each pair of them, in path ids, following renames.
+
+    counts = CoChangeCounts(store.path_ids())
+    for commit in commits:
+        counts.add(commit)
+    store.apply_cochange(counts.result())
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tether.repo.git import Commit
+from tether.store.base import CoChangeWrite
+
+# Commits touching more files are sweeps (reformatting, license headers, vendoring, mass renames):
+# they would pair every file with every other one, drowning the real couplings, and cost n² pairs.
+MAX_COMMIT_FILES = 30
+
+
+@dataclass
+class CoChangeCounts:
+    """Co-change counts accumulated over commits, in path ids, on top of what the index holds."""
+
+    ids: dict[str, int]
+    next_id: int = 0
+    commits: int = 0
+    write: CoChangeWrite = field(default_factory=lambda: CoChangeWrite({}, set(), set(), {}, {}))
+
+    def __post_init__(self) -> None:
+        self.next_id = max(self.ids.values(), default=0) + 1
+        self._changes: Counter[int] = Counter()
+        self._pairs: Counter[tuple[int, int]] = Counter()
+
+    def _id(self, path: str) -> int:
+        ident = self.ids.get(path)
+        if ident is None:
+            ident = self.ids[path] = self.next_id
+            self.next_id += 1
+            self.write.new_ids.add(ident)
+            self.write.paths[ident] = path
+        return ident
+
+    def add(self, commit: Commit) -> None:
+        self.commits += 1
+        renames = [(ch.old, ch.path) for ch in commit.changes if ch.old is not None]
+        if renames:
+            # One commit's renames are simultaneous: take every old path first, then place the new ones.
+            moving = [(self.ids.pop(old, None), new) for old, new in renames]
+            for ident, new in moving:
+                if ident is None:
+                    continue
+                taken = self.ids.get(new)
+                if taken is not None and taken != ident:
+                    self.write.dropped.add(taken)  # the path now belongs to the moved file
+                self.ids[new] = ident
+                self.write.paths[ident] = new
+        if commit.size > MAX_COMMIT_FILES or not commit.changes:
+            return
+        touched = sorted({self._id(ch.path) for ch in commit.changes})
+        self._changes.update(touched)
+        for x, a in enumerate(touched):
+            for b in touched[x + 1 :]:
+                self._pairs[(a, b)] += 1
+
+    def result(self) -> CoChangeWrite:
+        self.write.changes = dict(self._changes)
+        self.write.pairs = dict(self._pairs)
+        return self.write

@@ -1,0 +1,68 @@
+"""Python import specs from the import lines alone: a regex scan, not a parse.
+
+Fan-in needs only the import statements of a file, and `ast.parse` of every file cost the first repo-map
+build 70% of its time (1,780 files: 5 s, where a scan of the import lines takes 0.3 s). The scan reads
+the statements that start a line (indented ones too: imports under `if TYPE_CHECKING:` or inside a
+function count, as they did with the parse), with parenthesized and backslash-continued name lists, and
+skips triple-quoted strings, so an example in a docstring is not an import.
+
+    >>> python_specs("import a.b as c, d\\nfrom .x import (y,  # why\\n    z as w)\\n")
+    ['a.b', 'd', '.x:y', '.x:z']
+
+Where it differs from a parse (the tests compare both over this repository's own files): a file with a
+syntax error still has its imports read (a parse gives none), and a statement after `;` or after a colon
+on the same line (`try: import x`) is not seen.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A triple-quoted string (skipped whole, so the lines inside it never start a statement), or an
+# import statement at the start of a line. One left-to-right scan: a string opened before a line is
+# consumed before that line can match.
+_SCAN = re.compile(
+    r"""
+    (?P<string>\"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
+              |'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*''')
+    | ^[ \t]*(?:
+        import[ \t]+(?P<names>(?:[^\n#;\\"']|\\\n)+)
+      | from[ \t]+(?P<module>\.+[\w.]*|[\w.]+)[ \t]+import[ \t]*
+        (?:\((?P<group>(?:\#[^\n]*|[^)\#])*)\)|(?P<list>(?:[^\n#;\\()"']|\\\n)+))
+    )
+    """,
+    re.M | re.S | re.X,
+)
+_COMMENT = re.compile(r"#[^\n]*")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_NAME = re.compile(r"[A-Za-z_]\w*|\*")
+
+
+def _names(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """`a as b, c` (comments and line continuations allowed) -> ["a", "c"], keeping valid names only."""
+    out = []
+    for part in _COMMENT.sub("", text).replace("\\\n", " ").split(","):
+        name = part.split(" as ", 1)[0].strip() if " as " in part else part.strip()
+        if pattern.fullmatch(name):
+            out.append(name)
+    return out
+
+
+def python_specs(text: str) -> list[str]:
+    """`a.b` for `import a.b`; `module:name` for `from module import name` (module may start with dots)."""
+    if "import" not in text:
+        return []
+    out: list[str] = []
+    for m in _SCAN.finditer(text):
+        if m.group("string") is not None:
+            continue
+        names = m.group("names")
+        if names is not None:
+            out.extend(_names(names, _DOTTED))
+            continue
+        module = m.group("module")
+        if module.strip(".") and not _DOTTED.fullmatch(module.lstrip(".")):
+            continue
+        listed = m.group("group") if m.group("group") is not None else m.group("list")
+        out.extend(f"{module}:{name}" for name in _names(listed, _NAME))
+    return out

@@ -1,0 +1,201 @@
+"""What the resident process answers: hook events and read commands, over one open workspace.
+
+A hook is answered exactly as `tether.adapters.hooks` answers it in process (the same `parse`, `handle` and
+`render`), against the workspace this process keeps open: the index's connection, its configuration and
+whatever the workspace caches stay warm between requests. Before each request the workspace is brought up
+to date as a hook's own would be (a light note sync: the note directories' mtimes), and it is opened again
+when the index file or a configuration file changed (a rebuild, a recovered index, an edited config).
+Between requests (`idle`), it syncs every note (an editor's in-place save) and refreshes the repo map every
+`WATCH_SECONDS`, so a command answered here misses no more than a hook does.
+
+Writes go through the workspace's own write path (the writer lock, the note first): an acknowledged write
+is on disk whichever process made it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
+from pathlib import Path
+from typing import Any
+
+from tether.model.display import printable_data, safe_json
+from tether.project import find_project_root
+from tether.resident.client import reply_header
+from tether.resident.server import encode, fallback
+from tether.workspace import Workspace
+
+# The read commands answered here (`tether.__main__` sends these). Anything that edits notes, opens an
+# editor or runs long stays in its own process.
+READ_COMMANDS = ("search", "recall", "explain", "get", "list")
+# How often, between requests, every note is checked (an in-place edit) and the repo map refreshed.
+WATCH_SECONDS = 15.0
+
+
+class Answers:
+    """The hook and command answers of the project at `root` for the user home `home`."""
+
+    def __init__(self, root: Path, home: Path, *, log: Any = print) -> None:
+        self.root = root.resolve()
+        self.home = home
+        self.log = log
+        self._ws: Workspace | None = None
+        self._stamp: tuple[Any, ...] | None = None
+        self._watched = 0.0
+
+    # -- the workspace ------------------------------------------------------------------------------
+
+    def _files_stamp(self) -> tuple[Any, ...]:
+        assert self._ws is not None
+        out: list[Any] = []
+        for path in (self._ws.paths.index, *self._ws.paths.config_files):
+            try:
+                info = os.stat(path)
+                out.append((info.st_dev, info.st_ino, info.st_mtime_ns if path.suffix == ".toml" else 0))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def workspace(self, cwd: Path) -> Workspace:
+        """The open workspace, in step with the notes (as a hook's would be), its `cwd` the request's."""
+        if self._ws is not None and self._files_stamp() != self._stamp:
+            self.reset()
+        if self._ws is None:
+            self._ws = Workspace.open(self.root, home=self.home, light=True)
+            self._stamp = self._files_stamp()
+        else:
+            self._ws.sync()
+        self._ws.cwd = cwd.resolve()
+        return self._ws
+
+    def reset(self) -> None:
+        """Close the workspace; the next request opens it again."""
+        if self._ws is not None:
+            with suppress(Exception):
+                self._ws.close()
+        self._ws = None
+        self._stamp = None
+
+    def close(self) -> None:
+        self.reset()
+
+    def idle(self) -> None:
+        """Between requests: every `WATCH_SECONDS`, sync every note and refresh the repo map."""
+        if self._ws is None or time.monotonic() - self._watched < WATCH_SECONDS:
+            return
+        self._watched = time.monotonic()
+        from tether.lifecycle.housekeeping import refresh_repo
+
+        ws = self.workspace(self.root)
+        ws.sync(full=True)
+        refresh_repo(ws, in_hook=True)  # a long backlog goes to a background build: requests keep flowing
+
+    def _ours(self, cwd: Path) -> bool:
+        found = find_project_root(cwd)
+        return found is not None and found.resolve() == self.root
+
+    # -- requests -----------------------------------------------------------------------------------
+
+    def answer(self, header: dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
+        op = header.get("op")
+        if op == "hook":
+            return self.hook(header, body)
+        if op == "cli":
+            return self.cli(header)
+        return encode({"ok": False, "error": f"unknown op {op!r}: hook, cli, status or stop"})
+
+    def hook(self, header: dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
+        """One hook, as `tether.adapters.hooks.main` runs it: a failure is logged and answered with no
+        output (fail open); a request this process should not answer is handed back (`fallback`)."""
+        from tether.adapters.hooks.agents import AGENTS, known_event, parse, render
+        from tether.adapters.hooks.behaviour import Reply, handle
+
+        agent, event_name = str(header.get("agent", "")), str(header.get("event", ""))
+        if agent not in AGENTS or not known_event(agent, event_name):
+            return fallback("unknown agent or event")  # the hook runner says so in its log
+        try:
+            payload = json.loads(body) if body.strip() else {}
+        except ValueError:
+            return fallback("input is not JSON")
+        if not isinstance(payload, dict):
+            return fallback("input is not a JSON object")
+        started = time.perf_counter()
+        try:
+            event = parse(agent, event_name, payload)
+            if event.kind in ("other", "stop"):
+                output = render(agent, event_name, event, Reply())
+            else:
+                if not self._ours(event.cwd):
+                    return fallback("another project")
+                ws = self.workspace(event.cwd)
+                output = render(agent, event_name, event, handle(ws, event))
+        except Exception as exc:
+            self._log_hook_failure(agent, event_name, exc, time.perf_counter() - started)
+            output = None
+        data = safe_json(printable_data(output)).encode() if output is not None else b""
+        return reply_header(len(data)), data
+
+    def _log_hook_failure(self, agent: str, event: str, exc: BaseException, elapsed: float) -> None:
+        """The line the hook runner writes to `.tether/logs/hooks.log` for a failed hook."""
+        try:
+            logs = self.root / ".tether" / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            where = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " | ")
+            line = {
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "hook": f"{agent} {event}",
+                "error": where,
+                "elapsed_ms": round(elapsed * 1000),
+                "resident": True,
+            }
+            with open(logs / "hooks.log", "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+        except Exception:
+            pass
+
+    def cli(self, header: dict[str, Any]) -> tuple[bytes, bytes]:
+        """A read command, run by the CLI's own code with its output captured."""
+        argv = header.get("argv")
+        env = header.get("env") or {}
+        if not (isinstance(argv, list) and argv and argv[0] in READ_COMMANDS and isinstance(env, dict)):
+            return fallback("not a read command")
+        cwd = Path(str(header.get("cwd") or self.root))
+        if not self._ours(cwd):
+            return fallback("another project")
+        ws = self.workspace(cwd)
+        if not ws.semantic_available:
+            return fallback("the command loads the embedding model itself")  # results must not differ
+        from tether.adapters.cli.common import Extensions
+        from tether.adapters.cli.main import main as cli_main
+
+        @contextmanager
+        def opened(require_project: bool, sync_notes: bool) -> Iterator[Workspace]:
+            yield ws
+
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        saved = {k: os.environ.get(k) for k in env}
+        here = os.getcwd()
+        try:
+            os.environ.update({str(k): str(v) for k, v in env.items()})
+            os.chdir(cwd)
+            with redirect_stdout(out), redirect_stderr(err):
+                try:
+                    cli_main([str(a) for a in argv], obj=Extensions(open_workspace=opened))
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            os.chdir(here)
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            sys.stdout.flush()
+        return encode({"ok": True, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})

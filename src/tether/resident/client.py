@@ -1,0 +1,295 @@
+"""The resident process, client side: where its socket is, the wire format, and a hook or command sent over it.
+
+A hook is a fresh process on every prompt and tool call. With the project's resident process up
+(`tether.resident.server`), the hook entry point (`tether.__main__`) sends the agent's JSON to it and writes
+back what it answers, importing nothing but this module: `os`, `sys`, `time` (loaded by every interpreter)
+and the C `_socket` (the `socket` module would pull in `selectors` and `enum`, and `json` pulls in `re`:
+together as much again as the interpreter's own start). When the process is absent, busy or late, the caller
+falls back to the in-process hook, with what is left of the hook's deadline.
+
+Wire format, each way: one line of JSON (the header), then exactly `length` bytes (the body; `length` 0 or
+absent: none). Requests name an `op`: `hook` (`agent`, `event`, `cwd`, `deadline`; the body is the agent's
+JSON, passed through unparsed), `cli` (`argv`, `cwd`, `env`), `status`, `stop`. Every reply starts with
+`"ok"`: `{"ok":true,"length":N}` in exactly that compact form for a hook (what `reply_header` writes, so
+the hook client reads it without a JSON parser), or `{"ok":false,"fallback":"..."}` when the caller should
+do the work itself (busy, late, another project, the process stopping).
+
+>>> status, out = hook(["claude", "UserPromptSubmit"], b'{"prompt": "why?"}', os.environ)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+# Not `typing.TYPE_CHECKING`: importing `typing` imports `re` (mypy reads any constant of this name).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket as Socket
+    from collections.abc import Mapping
+    from typing import Any
+
+# A warm answer takes milliseconds; past this the process is busy or wedged, and the in-process hook still
+# has two thirds of the deadline (`DEFAULT_DEADLINE`) for its own ~100-300 ms.
+HOOK_TIMEOUT = 1.0
+# The hook runner's own default (`tether.adapters.hooks.DEFAULT_DEADLINE_SECONDS`).
+DEFAULT_DEADLINE = 3.0
+# A read command waits longer: a search at 100k memories takes a second, and the fallback costs as much.
+CLI_TIMEOUT = 10.0
+# AF_UNIX paths are cut at 104-108 bytes depending on the system.
+_MAX_SOCKET_PATH = 100
+_MAX_HEADER = 64 * 1024
+_MAX_BODY = 64 * 1024 * 1024
+_OK_PREFIX = b'{"ok":true,"length":'
+_OFF = ("0", "off", "false", "no")
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    """`TETHER_RESIDENT=0` turns the resident process off for this environment (the `resident.enabled`
+    config key turns it off for a project or user); Unix domain sockets are needed (not on Windows)."""
+    if environ.get("TETHER_RESIDENT", "1").strip().lower() in _OFF:
+        return False
+    import _socket
+
+    return hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
+
+
+def runtime_dir(environ: Mapping[str, str]) -> str:
+    """The per-user directory for sockets: `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-<uid>`.
+
+    The second when the first is unset or too long for a socket path (the warm embedding process's too)."""
+    base = environ.get("XDG_RUNTIME_DIR", "")
+    if base.startswith("/"):
+        candidate = os.path.join(base, "tether")
+        if len(candidate) + len("/res-0123456789abcdef.starting") <= _MAX_SOCKET_PATH:
+            return candidate
+    return f"/tmp/tether-{os.getuid()}"
+
+
+def is_private(directory: str) -> bool:
+    """A real directory of this user that no one else can enter (else another user could answer hooks)."""
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def user_home(environ: Mapping[str, str]) -> str:
+    """`$TETHER_HOME`, else the XDG data dir: `tether.project.user_home`, without pathlib."""
+    if environ.get("TETHER_HOME"):
+        return os.path.expanduser(environ["TETHER_HOME"])
+    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "tether")
+
+
+def project_root(start: str) -> str | None:
+    """The nearest ancestor with `.tether/memories/`, not crossing above the git root:
+    `tether.project.find_project_root`, without pathlib."""
+    current = os.path.realpath(start)
+    while True:
+        if os.path.isdir(os.path.join(current, ".tether", "memories")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current or os.path.exists(os.path.join(current, ".git")):
+            return None
+        current = parent
+
+
+def server_key(root: str, environ: Mapping[str, str]) -> str:
+    """What one resident process serves: a project, a user home, a database, an interpreter and this copy
+    of tether. Any of them different is another process (an upgrade never talks to an old one)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = "\0".join(
+        (root, user_home(environ), environ.get("TETHER_DATABASE_URL", ""), sys.executable, package)
+    )
+    # FNV-1a, 64 bits: no hashlib import on the hook's path. A collision only costs a fallback: the
+    # process checks the request's project and home, and answers "another project" otherwise.
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def socket_path(root: str, environ: Mapping[str, str]) -> str:
+    return os.path.join(runtime_dir(environ), f"res-{server_key(root, environ)}.sock")
+
+
+def lock_path(socket: str) -> str:
+    """Held by the live process for its whole life: free means no process (its socket file is stale)."""
+    return socket[: -len(".sock")] + ".lock"
+
+
+def starting_path(socket: str) -> str:
+    """Touched by whoever starts a process, so racing hooks start one, not nine."""
+    return socket[: -len(".sock")] + ".starting"
+
+
+# -- the wire --------------------------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    if any(ord(c) < 0x20 for c in text):
+        text = "".join(c if ord(c) >= 0x20 else f"\\u{ord(c):04x}" for c in text)
+    return f'"{text}"'
+
+
+def encode_header(fields: Mapping[str, str | int | float | bool]) -> bytes:
+    """One header line of JSON, for flat string and number fields (no `json` import on the hook's path)."""
+    parts = []
+    for name, value in fields.items():
+        if isinstance(value, bool):
+            encoded = "true" if value else "false"
+        elif isinstance(value, int | float):
+            encoded = repr(value)
+        else:
+            encoded = _quote(value)
+        parts.append(f"{_quote(name)}:{encoded}")
+    return ("{" + ",".join(parts) + "}\n").encode("utf-8", "strict")
+
+
+def reply_header(length: int) -> bytes:
+    """A successful hook reply's header, in the one form `hook` reads."""
+    return _OK_PREFIX + str(length).encode() + b"}\n"
+
+
+def exchange(path: str, message: bytes, timeout: float) -> tuple[bytes, bytes]:
+    """Send `message` (header line and body) and read the reply's header line and body, all within
+    `timeout` seconds. Raises OSError (TimeoutError, FileNotFoundError, ConnectionRefusedError...)."""
+    import _socket
+
+    deadline = time.monotonic() + timeout
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout)
+        conn.connect(path)
+        conn.sendall(message)
+        data = _read_until(conn, deadline, lambda buffer: b"\n" in buffer, _MAX_HEADER)
+        head, _, body = data.partition(b"\n")
+        length = _length(head)
+        if len(body) < length:
+            body += _read_until(conn, deadline, lambda buffer: len(body) + len(buffer) >= length, length)
+        return head, body[:length]
+    finally:
+        conn.close()
+
+
+def _read_until(conn: Socket, deadline: float, done: Any, limit: int) -> bytes:
+    data = b""
+    while not done(data):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the resident process did not answer in time")
+        conn.settimeout(remaining)
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise ConnectionResetError("the resident process closed the connection")
+        data += chunk
+        if len(data) > limit + _MAX_HEADER:
+            raise ConnectionResetError("the resident process sent an oversized reply")
+    return data
+
+
+def _length(head: bytes) -> int:
+    """The body length of a reply header: only the compact form `reply_header` writes; 0 for any other."""
+    if head.startswith(_OK_PREFIX) and head.endswith(b"}"):
+        digits = head[len(_OK_PREFIX) : -1]
+        if digits.isdigit():
+            return min(int(digits), _MAX_BODY)
+    return 0
+
+
+# -- what callers send ------------------------------------------------------------------------------------
+
+
+def hook(
+    argv: list[str], raw: bytes, environ: Mapping[str, str], cwd: str | None = None
+) -> tuple[str, bytes]:
+    """Send one hook to the project's resident process. Returns (status, what to write on stdout).
+
+    Status `served`: the process ran the hook (the bytes are its whole output, maybe none). Anything else
+    means the caller runs the hook itself: `off` (disabled, or no sockets here), `none` (not a tether
+    project), `absent` (no process: start one), `busy`, `late` or `fallback` (the process said so)."""
+    if len(argv) != 2 or not enabled(environ):
+        return "off", b""
+    cwd = cwd or os.getcwd()
+    root = project_root(cwd)
+    if root is None:
+        return "none", b""
+    path = socket_path(root, environ)
+    if not is_private(os.path.dirname(path)):
+        return "absent", b""
+    try:
+        deadline = float(environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE))
+    except ValueError:
+        deadline = DEFAULT_DEADLINE
+    timeout = min(HOOK_TIMEOUT, deadline / 3)
+    try:
+        header = encode_header(
+            {
+                "op": "hook",
+                "agent": argv[0],
+                "event": argv[1],
+                "cwd": cwd,
+                "deadline": time.time() + timeout,
+                "length": len(raw),
+            }
+        )
+    except UnicodeEncodeError:
+        return "fallback", b""  # a path that is not UTF-8: the in-process hook handles it
+    try:
+        head, body = exchange(path, header + raw, timeout)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return "absent", b""
+    except TimeoutError:
+        return "late", b""
+    except OSError:
+        return "busy", b""
+    if not head.startswith(_OK_PREFIX):
+        return "fallback", b""
+    return "served", body
+
+
+def request(
+    root: str, fields: Mapping[str, Any], environ: Mapping[str, str], *, body: bytes = b"", timeout: float
+) -> tuple[dict[str, Any], bytes] | None:
+    """Any request (`json` allowed: not a hook's path). The reply's header and body; None when no process
+    answered (absent, or late)."""
+    import json
+
+    path = socket_path(root, environ)
+    if not is_private(os.path.dirname(path)):
+        return None
+    message = json.dumps({**fields, "length": len(body)}, separators=(",", ":")).encode() + b"\n" + body
+    try:
+        head, data = exchange(path, message, timeout)
+    except OSError:
+        return None
+    try:
+        reply = json.loads(head)
+    except ValueError:
+        return None
+    return (reply, data) if isinstance(reply, dict) else None
+
+
+def cli(argv: list[str], environ: Mapping[str, str], cwd: str | None = None) -> tuple[int, str, str] | None:
+    """Run a read command (`tether search ...`) in the project's resident process: (exit code, stdout,
+    stderr), or None when it is absent, busy, late or declines (the caller runs the command itself)."""
+    if not enabled(environ):
+        return None
+    cwd = cwd or os.getcwd()
+    root = project_root(cwd)
+    if root is None:
+        return None
+    env = {k: v for k, v in environ.items() if k.startswith("TETHER_")}
+    answered = request(
+        root, {"op": "cli", "argv": argv, "cwd": cwd, "env": env}, environ, timeout=CLI_TIMEOUT
+    )
+    if answered is None:
+        return None
+    reply, _ = answered
+    if reply.get("ok") is not True:
+        return None
+    return int(reply.get("code", 0)), str(reply.get("stdout", "")), str(reply.get("stderr", ""))

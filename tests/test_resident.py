@@ -1,0 +1,406 @@
+"""The resident process: the thin client's wire and imports, answers identical to the in-process hook and
+command, fallbacks (absent, wedged, busy, crashed), lifecycle (stop, rebuild, memory cap) and a small soak."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.project import find_project_root
+from tether.resident import client
+from tether.resident.server import ResidentServer, encode
+
+TETHER_BIN = Path(sys.executable).with_name("tether")
+PROMPT = "why does the upload retry loop ignore the backoff config?"
+
+
+# -- the client, no process -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["plain", 'quote " and \\ backslash', "tab\tnew\nline\x01", "ünïcödé ✓", "/tmp/a b/c"],
+)
+def test_header_is_json(value: str) -> None:
+    line = client.encode_header({"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == {"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True}
+
+
+def test_reply_header_is_what_the_server_encodes() -> None:
+    assert json.loads(client.reply_header(12)) == {"ok": True, "length": 12}
+    assert client._length(client.reply_header(12).rstrip(b"\n")) == 12
+    head, _ = encode({"ok": True}, b"abc")
+    assert client._length(head.rstrip(b"\n")) == 3
+    assert client._length(b'{"ok":false,"fallback":"busy","length":0}') == 0
+
+
+def test_root_and_home_match_the_core(repo: Path, home: Path) -> None:
+    (repo / "src" / "deep").mkdir(parents=True, exist_ok=True)
+    for start in (repo, repo / "src" / "deep", repo.parent):
+        found = find_project_root(start)
+        assert client.project_root(str(start)) == (str(found) if found else None)
+    assert client.user_home(os.environ) == str(home)
+    assert len(client.socket_path(str(repo), os.environ)) <= 100
+
+
+def test_runtime_dir_falls_back_when_too_long() -> None:
+    assert client.runtime_dir({"XDG_RUNTIME_DIR": "/run/user/1000"}) == "/run/user/1000/tether"
+    assert client.runtime_dir({"XDG_RUNTIME_DIR": "/x" * 60}) == f"/tmp/tether-{os.getuid()}"
+    assert client.runtime_dir({}) == f"/tmp/tether-{os.getuid()}"
+
+
+def test_off_and_outside_a_project(repo: Path, tmp_path: Path) -> None:
+    assert client.hook(["claude", "UserPromptSubmit"], b"{}", {"TETHER_RESIDENT": "0"}) == ("off", b"")
+    env = {**os.environ, "TETHER_RESIDENT": "1"}
+    assert client.hook(["claude", "UserPromptSubmit"], b"{}", env, cwd=str(tmp_path))[0] == "none"
+
+
+# -- a real process ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private socket directory of the test's own, and the resident process turned on."""
+    with tempfile.TemporaryDirectory(prefix="tr-", dir="/tmp") as tmp:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", tmp)
+        monkeypatch.setenv("TETHER_RESIDENT", "1")
+        yield Path(tmp)
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 20.0) -> None:
+    end = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.05)
+
+
+def status(repo: Path) -> dict[str, Any] | None:
+    answered = client.request(str(repo), {"op": "status"}, os.environ, timeout=2.0)
+    return answered[0] if answered else None
+
+
+@pytest.fixture
+def resident(repo: Path, runtime: Path) -> Iterator[subprocess.Popen[str]]:
+    """`tether resident serve` for the test's repository, up and answering."""
+    proc = subprocess.Popen(
+        [str(TETHER_BIN), "resident", "serve", "--idle-seconds", "60"],
+        cwd=repo,
+        env=dict(os.environ),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: status(repo) is not None or proc.poll() is not None)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+
+
+def hook(repo: Path, event: str, payload: dict[str, Any], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(TETHER_BIN), "hook", "claude", event],
+        input=json.dumps({"cwd": str(repo), **payload}),
+        cwd=repo,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+CASES = [
+    ("UserPromptSubmit", {"prompt": PROMPT}),
+    ("PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": "src/app/upload.py"}}),
+    ("PreToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "src/app/upload.py"}}),
+    ("SessionStart", {"source": "startup"}),
+]
+
+
+def seed(tether: Callable[..., Any]) -> None:
+    assert (
+        tether(
+            "add", "Upload retry ignores the backoff config", "-c", "gotcha", "-f", "src/app/upload.py"
+        ).code
+        == 0
+    )
+    assert (
+        tether("add", "Auth tokens expire hourly", "-c", "context", "-f", "src/app/auth.py", "--pin").code
+        == 0
+    )
+
+
+@pytest.mark.parametrize(("event", "payload"), CASES)
+def test_hooks_answer_as_in_process(
+    repo: Path,
+    resident: subprocess.Popen[str],
+    tether: Callable[..., Any],
+    event: str,
+    payload: dict[str, Any],
+) -> None:
+    seed(tether)
+    served = hook(repo, event, {"session_id": "via-resident", **payload})
+    before = status(repo)
+    local = hook(repo, event, {"session_id": "in-process", **payload}, TETHER_RESIDENT="0")
+    assert served.returncode == local.returncode == 0
+    assert served.stdout == local.stdout
+    assert served.stdout or event == "PostToolUse"
+    assert before is not None and before["served"] >= 1
+
+
+def test_the_warm_hook_imports_only_the_standard_library(repo: Path, resident: subprocess.Popen[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(TETHER_BIN), "hook", "claude", "UserPromptSubmit"],
+        input=json.dumps({"cwd": str(repo), "session_id": "s", "prompt": PROMPT}),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    imported = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "imported package" not in line
+    }
+    ours = {"tether", "tether.__main__", "tether.resident", "tether.resident.client"}
+    foreign = sorted(
+        m
+        for m in imported - ours
+        if m.split(".")[0] not in sys.stdlib_module_names and m not in ("_distutils_hack", "sitecustomize")
+    )
+    assert foreign == [], f"the warm hook imported {foreign}"
+    assert {"json", "socket", "pathlib", "typing", "re"}.isdisjoint(imported), sorted(imported)
+    assert "tether.resident.client" in imported
+
+
+def test_read_commands_answer_as_in_process(
+    repo: Path, resident: subprocess.Popen[str], tether_proc: Callable[..., Any], tether: Callable[..., Any]
+) -> None:
+    seed(tether)
+    for args in (
+        ["search", "upload backoff"],
+        ["search", "upload", "--json"],
+        ["list"],
+        ["recall", "-p", PROMPT, "--no-record"],
+    ):
+        served = tether_proc(*args)
+        local = tether_proc(*args, env={"TETHER_RESIDENT": "0"})
+        assert (served.returncode, served.stdout, served.stderr) == (
+            local.returncode,
+            local.stdout,
+            local.stderr,
+        ), args
+    missing = tether_proc("get", "deadbeef")
+    assert missing.returncode == 1 and "no memory deadbeef" in missing.stderr
+    stats = status(repo)
+    assert stats is not None and stats["served"] >= 5
+
+
+def test_a_write_elsewhere_is_seen_at_once(
+    repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
+) -> None:
+    assert "Kafka" not in hook(repo, "UserPromptSubmit", {"session_id": "a", "prompt": "kafka?"}).stdout
+    tether("add", "Kafka consumers must commit offsets manually", "-c", "gotcha")
+    out = hook(
+        repo, "UserPromptSubmit", {"session_id": "b", "prompt": "how do kafka consumers commit offsets?"}
+    )
+    assert "Kafka consumers must commit offsets manually" in out.stdout
+
+
+def test_a_rebuilt_or_removed_index_is_opened_again(
+    repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
+) -> None:
+    seed(tether)
+    first = hook(repo, "UserPromptSubmit", {"session_id": "a", "prompt": PROMPT}).stdout
+    assert tether("reindex").code == 0
+    assert hook(repo, "UserPromptSubmit", {"session_id": "b", "prompt": PROMPT}).stdout == first
+    for path in (repo / ".tether").glob("index.db*"):
+        path.unlink()
+    assert hook(repo, "UserPromptSubmit", {"session_id": "c", "prompt": PROMPT}).stdout == first
+    assert resident.poll() is None
+
+
+def test_stop_and_a_crash_fall_back(
+    repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
+) -> None:
+    seed(tether)
+    expected = hook(
+        repo, "UserPromptSubmit", {"session_id": "x", "prompt": PROMPT}, TETHER_RESIDENT="0"
+    ).stdout
+    resident.send_signal(signal.SIGKILL)
+    resident.wait(timeout=10)
+    path = Path(client.socket_path(str(repo), os.environ))
+    assert path.exists()  # a dead process's socket file
+    assert client.hook(["claude", "UserPromptSubmit"], b"{}", os.environ, cwd=str(repo))[0] == "absent"
+    # The fallback answers, and starts a new process for the next hook.
+    assert hook(repo, "UserPromptSubmit", {"session_id": "y", "prompt": PROMPT}).stdout == expected
+    wait_for(lambda: status(repo) is not None)
+    assert hook(repo, "UserPromptSubmit", {"session_id": "z", "prompt": PROMPT}).stdout == expected
+    assert client.request(str(repo), {"op": "stop"}, os.environ, timeout=2.0) is not None
+    wait_for(lambda: not path.exists())
+
+
+def test_memory_cap_restarts_the_process(repo: Path, runtime: Path) -> None:
+    proc = subprocess.Popen(
+        [str(TETHER_BIN), "resident", "serve", "--idle-seconds", "30", "--max-rss-mib", "16"],
+        cwd=repo,
+        env=dict(os.environ),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: status(repo) is not None)
+        hook(repo, "UserPromptSubmit", {"session_id": "a", "prompt": PROMPT})
+        wait_for(lambda: (status(repo) or {}).get("served") == 0)  # a fresh process, same pid (exec)
+    finally:
+        # Whichever process serves now (the exec'd one, or one a fallback hook started in the gap) stops.
+        client.request(str(repo), {"op": "stop"}, os.environ, timeout=2.0)
+        wait_for(lambda: not Path(client.socket_path(str(repo), os.environ)).exists())
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    assert "exiting: memory" in (proc.stderr.read() if proc.stderr else "")
+
+
+def test_a_wedged_process_costs_a_bounded_wait(repo: Path, runtime: Path) -> None:
+    """A process that accepts and never answers: the hook answers in process, within its deadline."""
+    path = client.socket_path(str(repo), os.environ)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    wedged.bind(path)
+    wedged.listen(16)
+    try:
+        expected = hook(repo, "UserPromptSubmit", {"session_id": "a", "prompt": PROMPT}, TETHER_RESIDENT="0")
+        started = time.monotonic()
+        done = hook(
+            repo, "UserPromptSubmit", {"session_id": "b", "prompt": PROMPT}, TETHER_HOOK_DEADLINE="1.5"
+        )
+        assert time.monotonic() - started < 1.5 + 5  # interpreter starts on a loaded machine, never a hang
+        assert done.stdout == expected.stdout
+    finally:
+        wedged.close()
+
+
+class SlowAnswers:
+    """An in-test answerer: each request waits for `release`."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.closed = False
+
+    def answer(self, header: dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
+        self.release.wait(10)
+        return client.reply_header(len(body)), body
+
+    def idle(self) -> None:
+        pass
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_full_queue_answers_busy_at_once(runtime: Path) -> None:
+    path = runtime / "t.sock"
+    answers = SlowAnswers()
+    server = ResidentServer(path, answers, idle_seconds=30, max_rss_mib=4096, queue_size=1, max_connections=2)
+    thread = threading.Thread(target=server.run, args=(lambda m: None,), daemon=True)
+    thread.start()
+    results: list[str] = []
+
+    def ask() -> None:
+        message = client.encode_header({"op": "hook", "length": 2}) + b"hi"
+        try:
+            head, _ = client.exchange(str(path), message, 5.0)
+            results.append("ok" if head.startswith(b'{"ok":true') else json.loads(head)["fallback"])
+        except OSError as exc:
+            results.append(type(exc).__name__)
+
+    askers = [threading.Thread(target=ask) for _ in range(6)]
+    for t in askers:
+        t.start()
+        time.sleep(0.05)
+    wait_for(lambda: results.count("busy") >= 3, 5)
+    answers.release.set()
+    for t in askers:
+        t.join(10)
+    assert "ok" in results and "busy" in results and len(results) == 6
+    server.stopping.set()
+    thread.join(10)
+    assert answers.closed and not path.exists()
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_soak_small(repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]) -> None:
+    """9 clients, mixed requests: no error, no leaked descriptor, flat memory (the full one: benchmarks)."""
+    seed(tether)
+    messages = [
+        client.encode_header(
+            {"op": "hook", "agent": "claude", "event": event, "cwd": str(repo), "length": len(body)}
+        )
+        + body
+        for event, body in (
+            (
+                "UserPromptSubmit",
+                json.dumps({"cwd": str(repo), "session_id": "s", "prompt": PROMPT}).encode(),
+            ),
+            (
+                "PostToolUse",
+                json.dumps(
+                    {
+                        "cwd": str(repo),
+                        "session_id": "s",
+                        "tool_name": "Read",
+                        "tool_input": {"file_path": "src/app/upload.py"},
+                    }
+                ).encode(),
+            ),
+        )
+    ]
+    path = client.socket_path(str(repo), os.environ)
+    errors: list[str] = []
+
+    def worker(n: int, count: int) -> None:
+        for i in range(count):
+            try:
+                head, _ = client.exchange(path, messages[(n + i) % 2], 10.0)
+                if not head.startswith(b'{"ok":true'):
+                    errors.append(head.decode())
+            except OSError as exc:
+                errors.append(repr(exc))
+
+    def round_(count: int) -> None:
+        threads = [threading.Thread(target=worker, args=(n, count)) for n in range(9)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+
+    round_(5)
+    fds, rss = open_fds(resident.pid), (status(repo) or {})["rss_mib"]
+    round_(25)
+    assert errors == []
+    assert open_fds(resident.pid) <= fds + 2
+    assert (status(repo) or {})["rss_mib"] < rss + 30
