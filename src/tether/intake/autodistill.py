@@ -17,7 +17,8 @@ from tether.errors import TetherError, ValidationError
 from tether.intake.distill import DistillReport, distill_session
 from tether.intake.llm import LLMProvider
 from tether.memories import Memories
-from tether.model.memory import CATEGORIES, Memory
+from tether.model.memory import CATEGORIES, Memory, content_hash
+from tether.store.base import Query
 
 # Near-duplicate gate for distilled facts. Measured with the default hashed embedder: a word inserted
 # into a fact scores 0.93, a word swapped 0.86-0.93 (shorter facts lower), a reworded sentence 0.84, while
@@ -105,8 +106,10 @@ def run_distill(
 ) -> DistillRun:
     """Distill one session transcript into at most three `distilled` memories (DESIGN §6).
 
-    Exact duplicates (content hash in the store, any status: an archived fact stays unwanted) and near
-    duplicates (cosine ≥ `NEAR_DUPLICATE_COSINE` to an active memory) are dropped.
+    Exact duplicates (content hash, or the same summary, in the store, any status: an archived fact stays
+    unwanted) and near duplicates (cosine ≥ `NEAR_DUPLICATE_COSINE` to an active memory) are dropped. Facts
+    are written in the scope the model gave them (project or user; session facts are dropped: distill runs
+    when the session has ended).
     """
     if ws.root is None:
         raise TetherError("distill writes project memory: run `tether init` at the repository root first")
@@ -125,10 +128,20 @@ def run_distill(
                 memory.summary,
                 details=memory.details,
                 category=memory.category,
-                files=ws.absolute(memory.files),
+                files=ws.absolute(memory.files, memory.scope),
+                scope=memory.scope,
+                session=memory.session,
                 origin="distilled",
             ).memory
         )
+
+    summaries: list[set[str]] = []
+
+    def existing_summary(digest: str) -> bool:
+        # Built once per run, on the first fact that gets this far: a summary index the store does not keep.
+        if not summaries:
+            summaries.append({content_hash(m.summary) for m in ws.find(Query(status=None))})
+        return digest in summaries[0]
 
     def logger(message: str) -> None:
         ws.log(f"distill{f' {session}' if session else ''}: {message}")
@@ -143,6 +156,11 @@ def run_distill(
         existing=lambda digest: bool(ws.store.by_hash(digest)),
         similar=lambda text: near_duplicate(ws, text) is not None,
         sink=sink,
+        existing_summary=existing_summary,
+        session=session,
+        # The worker runs when the session ends, after its session memory was dropped: a session fact
+        # would outlive the session it is about, so the model is offered project and user only.
+        scopes=("project", "user"),
         now=ws.clock(),
         root=ws.root,
         log=logger,
