@@ -4,7 +4,8 @@ Each hook is a fresh process, as the agent runs it, so the figure includes inter
 the incremental note sync (a stat of every note), recall and the reply. Printed beside `python -c pass`
 measured in the same run (the machine is shared: ratios are what to compare).
 
-Then the prompt hook per embedder at `--embed-size` memories: hashed, and each real model installed here
+Then the prompt hook per embedder at `--embed-size` memories: hashed, the packaged static model (both
+computed in the hook's process), and each real model installed here
 (MiniLM as int8 ONNX through fastembed, MiniLM through sentence-transformers) both without a warm process
 (the semantic channel skipped) and through a warm one (`tether embedder serve`).
 
@@ -181,7 +182,7 @@ def embedders(size: int, runs: int, base50: float, rng: random.Random, only: str
         home = Path(tmp) / "home"
         home.mkdir()
         env = {**os.environ, "TETHER_HOME": str(home)}
-        specs = {"hashed": "hashed"}
+        specs = {"hashed": "hashed", "static": "static"}
         specs.update((k, v) for k, v in embedder_specs(Path(tmp)).items() if only in k)
         rows: list[tuple[str, Path, str]] = []
         servers = []
@@ -189,12 +190,12 @@ def embedders(size: int, runs: int, base50: float, rng: random.Random, only: str
             for n, (label, spec) in enumerate(specs.items()):
                 root = Path(tmp) / f"repo{n}"
                 build(root, home, size, random.Random(seed))
-                if spec == "hashed":
-                    rows.append((label, root, "-"))
-                    continue
                 set_value(root / ".tether" / "config.toml", "embedder", spec)
                 with Workspace.open(root, home=home):
                     pass  # a command: embeds every memory with this model
+                if spec in ("hashed", "static"):
+                    rows.append((label, root, "-"))  # computed in the hook's own process
+                    continue
                 rows += [(label, root, "none"), (label, root, "ready")]
                 argv = [sys.executable, "-m", "tether", "embedder", "serve", "--idle-seconds", "900"]
                 servers.append(

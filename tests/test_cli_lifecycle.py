@@ -172,8 +172,11 @@ def test_seed_is_idempotent(run: Callable[..., Run], repo: Path, tmp_path: Path)
         ),
         encoding="utf-8",
     )
-    assert "seeded 2 memories (0 already present)" in ok(run("seed", str(seed))).out
-    assert json.loads(ok(run("seed", str(seed), "--json")).out) == {"new": 0, "present": 2}
+    assert "seeded 2 memories from seed.json (0 updated, 0 archived, 0 restored, 0 already present)" in (
+        ok(run("seed", str(seed))).out
+    )
+    again = json.loads(ok(run("seed", str(seed), "--json")).out)
+    assert (again["new"], again["present"], again["updated"], again["archived"]) == (0, 2, [], [])
     listed = json.loads(ok(run("list", "--origin", "seed", "--json")).out)
     assert sorted(m["summary"] for m in listed) == [
         "Deploys happen on Tuesdays",
@@ -217,11 +220,12 @@ def test_import_claude_memory(run: Callable[..., Run], repo: Path, tmp_path: Pat
     )
     (folder / "empty.md").write_text("---\nname:\n---\n", encoding="utf-8")
     result = ok(run("import", "claude-memory", str(folder)))
-    assert "imported 1 Claude Code memory notes" in result.out
+    assert f"imported 1 memory from {folder} (0 already present, 1 skipped)" in result.out
     assert "skipped" in result.err and "empty.md" in result.err
     (memory,) = json.loads(ok(run("list", "--origin", "agent", "--json")).out)
     assert memory["summary"] == "Integration tests hit a real database" and memory["category"] == "pref"
-    assert "(1 already present)" in ok(run("import", "claude-memory", str(folder))).out
+    assert "imported 0 memories" in (again := ok(run("import", "--from", "claude", str(folder))).out)
+    assert "(1 already present, 1 skipped)" in again
 
 
 def test_import_claude_memory_default_dir(run: Callable[..., Run], repo: Path, tmp_path: Path) -> None:

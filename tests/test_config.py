@@ -248,7 +248,10 @@ def test_a_clones_config_cannot_choose_where_data_and_keys_go(
     assert not (repo / ".tether" / "logs" / "distill.log").exists(), "no distill worker was started"
     assert listener.seen == []
     with Workspace.open(repo, home=home) as ws:
-        assert ws.config.text("embedder") == "hashed" and ws.config.flag("distill.enabled") is False
+        assert (
+            ws.config.text("embedder") == DEFAULTS["embedder"][0]
+            and ws.config.flag("distill.enabled") is False
+        )
         assert ws.config.integer("recall.limit") == 2  # the rest of the project's settings still apply
     logged = (repo / ".tether" / "logs" / "tether.log").read_text(encoding="utf-8")
     assert "config: " in logged and "--approve embedder" in logged
@@ -272,7 +275,7 @@ def test_an_approved_value_is_used_and_a_changed_one_asks_again(
     text = (repo / ".tether" / "config.toml").read_text(encoding="utf-8")
     (repo / ".tether" / "config.toml").write_text(text.replace("text-embedding-3-small", "other-model"))
     with Workspace.open(repo, home=home) as ws:
-        assert ws.config.text("embedder") == "hashed"
+        assert ws.config.text("embedder") == DEFAULTS["embedder"][0]
         assert "embedder" in [i.key for i in ws.config.ignored]
     # The approval is for that checkout: the same file elsewhere is asked about again.
     other = Approvals(home / "approvals.json")
@@ -284,6 +287,8 @@ def test_an_approved_value_is_used_and_a_changed_one_asks_again(
     [
         ("embedder", "hashed", True),
         ("embedder", "auto", True),
+        ("embedder", "static", True),  # the model inside tether's own package
+        ("embedder", "static:./models/evil", False),  # a directory the clone brings
         ("embedder", "sentence-transformers:./models/evil", False),  # a model directory is code
         ("embedder", "fastembed:BAAI/bge-small-en-v1.5@./cache", False),
         ("embedder", "openai:https://example.com#m", False),

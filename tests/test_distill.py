@@ -16,10 +16,13 @@ import pytest
 
 from conftest import append, assistant, text, tool, user
 from secret_samples import CREDENTIALS, URLSAFE, fake, pem_body
+from tether.config import set_value
+from tether.intake.autodistill import near_duplicate
 from tether.intake.distill import DistillError, distill_session, parse_facts
 from tether.intake.llm import AnthropicProvider, LLMProvider, OpenAIProvider
 from tether.intake.transcript import USER_MAX
 from tether.model.memory import Memory, content_hash
+from tether.workspace import Workspace
 
 GITHUB = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
 
@@ -138,15 +141,15 @@ def session(tmp_path: Path) -> Path:
     return path
 
 
-def run(session: Path, tmp_path: Path, provider: LLMProvider, store: Store, **kw: Any) -> Any:
+def run(transcript: Path, tmp_path: Path, provider: LLMProvider, store: Store, **kw: Any) -> Any:
     return distill_session(
-        session,
+        transcript,
         tmp_path / "state",
         provider=provider,
         existing=store.existing,
         similar=store.similar,
         sink=store.sink,
-        root=session.parent / "repo",
+        root=transcript.parent / "repo",
         **kw,
     )
 
@@ -520,11 +523,11 @@ def test_invalid_category_setting_is_refused(session: Path, tmp_path: Path, llm:
 def test_a_second_worker_on_the_same_session_backs_off(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
     import fcntl
 
-    from tether.intake.distill import _state_name
+    from tether.intake.distill_state import state_name
 
     state = tmp_path / "state"
     state.mkdir()
-    with (state / _state_name(session)).with_suffix(".lock").open("a") as held:
+    with (state / state_name(session)).with_suffix(".lock").open("a") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         report = run(session, tmp_path, anthropic(llm), Store())
     assert "another distill run" in report.note and llm.requests == []
@@ -554,3 +557,125 @@ def test_over_long_summary_is_cut_and_kept_in_details(llm: FakeLLM, session: Pat
     (memory,) = store.memories
     assert len(memory.summary) <= 160 and memory.summary.endswith("…")
     assert memory.details == f"{long}\n\nBecause."
+
+
+@pytest.mark.parametrize(
+    ("fact", "duplicate"),
+    [
+        ("Use pnpm for all installs", True),  # one word inserted
+        ("Staging listens on port 8443", False),  # another fact in the same words: a static model says 0.97
+        ("The API is cached for ten minutes", False),
+        ("User prefers small commits", False),
+    ],
+)
+@pytest.mark.parametrize(
+    "embedder", ["hashed", "static"]
+)  # static: a model of meaning, blind to these numbers
+def test_near_duplicates_are_judged_by_wording_whatever_the_embedder(
+    repo: Path, home: Path, fact: str, duplicate: bool, embedder: str
+) -> None:
+    set_value(repo / ".tether" / "config.toml", "embedder", embedder)
+    with Workspace.open(repo, home=home) as ws:
+        ws.add("Use pnpm for installs")
+        ws.add("Staging listens on port 6443")
+        ws.add("The API is cached for five minutes")
+        assert ws.embedder.id.startswith(embedder)
+        assert (near_duplicate(ws, fact) is not None) == duplicate
+
+
+# ---------------------------------------------------------------- across runs, scopes, summaries
+
+
+def test_the_cap_holds_across_runs_of_one_session(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    # Regression: Stop, PreCompact and SessionEnd each ran distill on one session, 3 facts each time.
+    store = Store()
+    llm.facts(
+        [{"summary": "Fact one", "category": "decision"}, {"summary": "Fact two", "category": "decision"}]
+    )
+    run(session, tmp_path, anthropic(llm), store)
+    append(session, user("also: releases are cut from main only"))
+    llm.facts([{"summary": f"Later fact {i}", "category": "decision"} for i in range(3)])
+    second = run(session, tmp_path, anthropic(llm), store)
+    assert [m.summary for m in store.memories] == ["Fact one", "Fact two", "Later fact 0"]
+    assert "at most 1 facts" in llm.requests[1]["body"]["system"]
+    assert [reason for _, reason in second.dropped] == ["over the limit of 3 facts per session"] * 2
+
+    append(session, user("and never force-push"))
+    third = run(session, tmp_path, anthropic(llm), store)
+    assert len(llm.requests) == 2 and not third.called_llm  # the session is full: no model call
+    assert third.note == "this session already has 3 distilled facts"
+    assert third.end == session.stat().st_size and len(store.memories) == 3
+
+
+def test_each_fact_has_the_scope_the_model_gave(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    llm.facts(
+        [
+            {"summary": "Team-wide fact", "category": "pref", "scope": "team"},
+            {"summary": "Migrations live in db/migrations", "category": "decision", "files": ["src/db.py"]},
+            {"summary": "Prefers terse answers", "category": "pref", "scope": "user", "files": ["src/db.py"]},
+            {"summary": "@observe session: the flaky test is being fixed", "category": "gotcha"},
+        ]
+    )
+    report = run(session, tmp_path, anthropic(llm), store, session="sess-9")
+    assert "scope" in llm.requests[0]["body"]["system"]
+    scoped = [(m.summary, m.scope, m.session, m.files) for m in store.memories]
+    assert scoped == [
+        ("Migrations live in db/migrations", "project", None, ("src/db.py",)),
+        ("Prefers terse answers", "user", None, ()),  # a user fact names no repository's files
+        ("the flaky test is being fixed", "session", "sess-9", ()),
+    ]
+    assert report.dropped == [("Team-wide fact", "scope 'team' is not project, user or session")]
+
+
+def test_a_session_fact_without_a_session_id_belongs_to_the_transcript(
+    llm: FakeLLM, session: Path, tmp_path: Path
+) -> None:
+    store = Store()
+    llm.facts([{"summary": "Working on the flaky test", "category": "gotcha", "scope": "session"}])
+    run(session, tmp_path, anthropic(llm), store)
+    assert store.memories[0].session == session.stem
+
+
+def test_exact_summary_duplicates_are_refused(llm: FakeLLM, session: Path, tmp_path: Path) -> None:
+    store = Store()
+    known = {content_hash("Use uv, not pip")}
+    llm.facts(
+        [
+            {
+                "summary": "use UV, not pip",
+                "details": "Other words than the stored memory's.",
+                "category": "pref",
+            },
+            {"summary": "Pin numpy below 3", "details": "Because of the C API.", "category": "decision"},
+            {"summary": "Pin numpy below 3", "details": "Said differently.", "category": "decision"},
+        ]
+    )
+    report = run(session, tmp_path, anthropic(llm), store, existing_summary=lambda d: d in known)
+    assert [m.summary for m in store.memories] == ["Pin numpy below 3"]
+    assert [reason for _, reason in report.dropped] == ["an existing memory has this summary"] * 2
+
+
+def test_a_workspace_run_refuses_known_summaries_and_keeps_project_and_user_facts(
+    llm: FakeLLM, session: Path, ws: Any
+) -> None:
+    from tether.intake.autodistill import run_distill
+    from tether.store.base import Query
+
+    ws.add("Use uv, not pip", details="Written by hand.")
+    llm.facts(
+        [
+            {"summary": "Use uv, not pip", "details": "The model's own words.", "category": "pref"},
+            {"summary": "Prefers terse answers", "category": "pref", "scope": "user"},
+            {"summary": "The flaky test is being fixed", "category": "gotcha", "scope": "session"},
+        ]
+    )
+    result = run_distill(ws, session, session="s-1", provider=anthropic(llm))
+    # The worker runs at session end, after the session's memory was dropped: a session fact is not kept.
+    assert [reason for _, reason in result.report.dropped] == [
+        "an existing memory has this summary",
+        "session facts are not kept here",
+    ]
+    assert '"session"' not in llm.requests[0]["body"]["system"]
+    scopes = {m.summary: (m.scope, m.session) for m in ws.find(Query(origin="distilled", scope=None))}
+    assert scopes == {"Prefers terse answers": ("user", None)}

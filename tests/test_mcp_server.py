@@ -22,6 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
 from tether.adapters.mcp.server import INSTRUCTIONS, check_loopback, project_start, run
+from tether.config import set_value
 from tether.errors import ValidationError
 from tether.project import init_project
 from tether.store.sqlite.store import SQLiteStore
@@ -201,7 +202,17 @@ async def test_search_returns_short_results_and_get_the_full_text(project: Proje
         found = await call(client, "memory_search", {"query": "which port does staging listen on"})
         hit = found["results"][0]
         assert hit["id"] == project.ids["port"]
-        assert set(hit) == {"id", "summary", "category", "origin", "score", "receipt", "has_details"}
+        assert set(hit) == {
+            "id",
+            "summary",
+            "category",
+            "origin",
+            "score",
+            "receipt",
+            "confidence",
+            "has_details",
+        }
+        assert hit["confidence"] == "strong"
         assert hit["has_details"] is True and "text" in hit["receipt"]
         assert "Checked against" not in str(found)  # full text only from memory_get
         full = await call(client, "memory_get", {"id": project.ids["port"]})
@@ -219,6 +230,33 @@ async def test_search_returns_short_results_and_get_the_full_text(project: Proje
         assert state is not None and state["memory_tools"]["calls"] == 2
     finally:
         store.close()
+
+
+async def test_search_by_meaning_with_the_default_embedder(project: Project) -> None:
+    # The Acolyte article's promise: asked in other words, search finds the memory, with the default
+    # configuration (the hashed embedder: the question shares only a stem with the memory, so the match is
+    # found but not sure of itself), and marked strong with the packaged static model.
+    async with serve(project) as client:
+        added = await call(client, "memory_add", {"summary": "Tool execution uses runTool"})
+        found = await call(client, "memory_search", {"query": "how do tools work in this project"})
+        assert found["results"][0]["id"] == added["id"]
+    set_value(project.root / ".tether" / "config.toml", "embedder", "static")
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": "how do tools work in this project"})
+    assert found["results"][0]["id"] == added["id"]
+    assert found["results"][0]["confidence"] == "strong" and "sem" in found["results"][0]["receipt"]
+
+
+async def test_search_returns_the_nearest_marked_weak_when_nothing_matches_well(project: Project) -> None:
+    # An asked-for search is not gated like injection: the nearest memories come back, marked weak.
+    set_value(project.root / ".tether" / "config.toml", "embedder", "static")
+    async with serve(project) as client:
+        found = await call(client, "memory_search", {"query": "kubernetes helm chart values"})
+        injected = await call(client, "memory_search", {"query": "which port does staging listen on"})
+    assert found["results"] and {hit["confidence"] for hit in found["results"]} == {"weak"}
+    assert found["hint"].startswith("no strong match")
+    assert injected["results"][0]["confidence"] == "strong"
+    assert not injected["hint"].startswith("no strong match")
 
 
 async def test_without_a_session_id_no_session_is_recorded(project: Project) -> None:

@@ -72,6 +72,11 @@ def test_the_wheel_has_complete_metadata_and_only_the_package(wheel: Path) -> No
         "tree-sitter-rust",
     }
     assert "tether/py.typed" in names and "tether/adapters/install/guard.py" in names
+    # The static embedder's model ships inside the package, with its licence note.
+    model = "tether/embed/data/minilm-static/"
+    assert {model + f for f in ("model.safetensors", "tokenizer.json", "config.json", "README.md")} <= set(
+        names
+    )
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "plugins/", "bin/"))]
 
 
@@ -92,6 +97,11 @@ def _use(tether_bin: Path, repo: Path, env: dict[str, str]) -> None:
     _run(tether_bin, "add", "Staging listens on port 6443", "--file", "deploy.yaml", cwd=repo, env=env)
     recalled = _run(tether_bin, "recall", "--prompt", "which port does staging use?", cwd=repo, env=env)
     assert "Staging listens on port 6443" in recalled
+    # Search by meaning with the packaged static model: the question is asked in other words.
+    _run(tether_bin, "config", "embedder", "static", cwd=repo, env=env)
+    _run(tether_bin, "add", "Tool execution uses runTool", cwd=repo, env=env)
+    found = _run(tether_bin, "search", "how do tools work in this project", cwd=repo, env=env)
+    assert "Tool execution uses runTool" in found.splitlines()[0]
 
 
 def test_the_wheel_installs_into_a_fresh_venv_and_works(wheel: Path, tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import index_ids, note_files
+from tether.config import set_value
 from tether.embed import HashedEmbedder
+from tether.embed.providers import make_embedder
 from tether.model.memory import Memory
 from tether.notes.sync import scan, sync
 from tether.store.base import Event, NoteRef, Query
@@ -159,6 +161,24 @@ def test_note_indexed_by_another_writer_during_a_sync_is_not_dropped(
     other.close()
 
 
+@pytest.mark.parametrize(("first", "then"), [("hashed", "static"), ("static", "hashed")])
+def test_changing_the_embedder_re_embeds_the_index(repo: Path, home: Path, first: str, then: str) -> None:
+    # Vectors are kept per embedder id: the next open after a switch embeds every memory in the new space,
+    # and a query in that space finds them (vectors of another embedder are never compared).
+    set_value(repo / ".tether" / "config.toml", "embedder", first)
+    with Workspace.open(repo, home=home) as ws:
+        memory = ws.add("Tool execution uses runTool").memory
+        old = ws.embedder.id
+        assert ws.store.missing_vectors(old) == []
+    set_value(repo / ".tether" / "config.toml", "embedder", then)
+    with Workspace.open(repo, home=home) as ws:
+        new = ws.embedder.id
+        assert new != old and new == make_embedder(then).id
+        assert ws.store.missing_vectors(new) == []
+        query = ws.embedder.embed(["Tool execution uses runTool"])[0]
+        assert [mid for mid, _ in ws.store.nearest(new, query, 1)] == [memory.id]
+
+
 def test_a_reindex_that_fails_midway_leaves_the_index_as_it_was(
     repo: Path, ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,7 +210,7 @@ def test_reindex_keeps_session_memories_whole(repo: Path, ws: Workspace) -> None
     ws.reindex()
     assert ws.get(session.id).scope == "session"
     assert session.id in [hit.id for hit in ws.store.text(["chunked"], 10)]
-    embedder = HashedEmbedder()
+    embedder = ws.embedder
     near = ws.store.nearest(embedder.id, embedder.embed(["chunked upload bug"])[0], 5)
     assert session.id in [mid for mid, _ in near]
     assert ws.store.missing_vectors(embedder.id) == []

@@ -36,6 +36,7 @@ from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for
 from tether.anchors.locations import Location
 from tether.anchors.resolve import FileView, make
+from tether.embed import Embedder
 from tether.errors import SecretError, ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.anchor import Anchor
@@ -66,7 +67,7 @@ def files_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequenc
 class Prepared:
     """A workspace at C1 holding the corpus's memories, and the map from tether ids to corpus ids."""
 
-    def __init__(self, corpus: GotchaCorpus) -> None:
+    def __init__(self, corpus: GotchaCorpus, embedder: Embedder | None = None) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"tether-gotchas-{corpus.repo}-"))
         repo, home = self.tmp / "repo", self.tmp / "home"
         home.mkdir()
@@ -83,7 +84,7 @@ class Prepared:
             check=True,
         ).stdout.strip()
         moment = datetime.fromtimestamp(int(stamp), tz=UTC)
-        self.ws = Workspace.open(repo, home=home, clock=lambda: moment)
+        self.ws = Workspace.open(repo, home=home, embedder=embedder, clock=lambda: moment)
         self.members: dict[str, list[tuple[str, str, int]]] = {}  # tether id -> [(corpus id, path, line)]
         self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0, "unanchored": 0}
         self.corpus = corpus
@@ -185,14 +186,15 @@ class Prepared:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-# One workspace per repository, shared by every tether system of a run (building it is the slow part).
+# One workspace per repository and embedder, shared by every tether system of a run (building it is the
+# slow part). None is the embedder the default configuration chooses.
 _PREPARED: dict[str, Prepared] = {}
 
 
-def prepared(corpus: GotchaCorpus) -> Prepared:
-    key = f"{corpus.repo}:{corpus.c1}"
+def prepared(corpus: GotchaCorpus, embedder: Embedder | None = None) -> Prepared:
+    key = f"{corpus.repo}:{corpus.c1}:{embedder.id if embedder is not None else 'default'}"
     if key not in _PREPARED:
-        _PREPARED[key] = Prepared(corpus)
+        _PREPARED[key] = Prepared(corpus, embedder)
     return _PREPARED[key]
 
 
@@ -210,14 +212,16 @@ class TetherGotchas:
         name: str = "tether",
         recall: RecallFn = shipped_recall,
         modes: tuple[str, ...] = ("prompt", "prompt+files", "edit"),
+        embedder: Embedder | None = None,
     ) -> None:
         self.name = name
         self.recall = recall
         self.modes = modes
+        self.embedder = embedder
         self.prep: Prepared | None = None
 
     def prepare(self, corpus: GotchaCorpus) -> None:
-        self.prep = prepared(corpus)
+        self.prep = prepared(corpus, self.embedder)
 
     def retrieve(self, view: GotchaView, mode: str) -> list[str]:
         assert self.prep is not None
@@ -273,3 +277,29 @@ def before_edit() -> TetherBeforeEdit:
 
 def before_edit_file() -> TetherBeforeEdit:
     return TetherBeforeEdit(located=False)
+
+
+def with_embedder(spec: str) -> TetherGotchas:
+    """tether as shipped with the embedder `spec` instead of the default (README "Choosing the embedder")."""
+    from tether.embed.providers import make_embedder
+
+    embedder = make_embedder(spec)
+    return TetherGotchas(f"tether+{embedder.id}", embedder=embedder)
+
+
+def hashed() -> TetherGotchas:
+    return with_embedder("hashed")
+
+
+def static() -> TetherGotchas:
+    return with_embedder("static")
+
+
+def minilm() -> TetherGotchas:
+    return with_embedder("sentence-transformers:all-MiniLM-L6-v2")
+
+
+def minilm_onnx() -> TetherGotchas:
+    from tether_retriever import minilm_onnx_spec
+
+    return with_embedder(minilm_onnx_spec())

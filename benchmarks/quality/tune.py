@@ -75,6 +75,13 @@ VARIANTS: dict[str, Variant] = {
     "rule scope + specificity": Variant(recaller=RuleScopeDirSpecificRecaller),
     "path words only for memories without a file hit": Variant(recaller=PathTiebreakRecaller),
     "path words weighted by rarity": Variant(recaller=PathRarityRecaller),
+    # The static model's semantic gate (issue 17 §3; the default embedder is the static model).
+    "static gate 0.30": Variant({"STATIC_SEM_GATE": 0.30}),
+    "static gate 0.35": Variant({"STATIC_SEM_GATE": 0.35}),
+    "static gate 0.40": Variant({"STATIC_SEM_GATE": 0.40}),
+    "static gate 0.45": Variant({"STATIC_SEM_GATE": 0.45}),
+    "static gate 0.50": Variant({"STATIC_SEM_GATE": 0.50}),
+    "static gate 1.01 (no semantic evidence)": Variant({"STATIC_SEM_GATE": 1.01}),
 }
 
 

@@ -166,14 +166,17 @@ class Memories:
             if found is not None and found.id != memory.id:
                 outgoing.append(found)
         path = self._note_path(memory)
-        names = [memory.id, notes.slug(memory.summary)]
+        # Obsidian and basic-memory link by title: `[[Deploy checklist]]` names the memory with that summary.
+        names = [memory.id, notes.slug(memory.summary), memory.summary]
         if path is not None:
             names.append(path.stem)
         incoming = [m for mid in self.store.linking(names) if mid != memory.id and (m := self.store.get(mid))]
         return outgoing, incoming
 
     def _resolve_link(self, target: str) -> Memory | None:
-        target = target.strip()
+        """A wikilink's memory: by id, by note file name (with or without its id prefix), else by title
+        (the summary, case and spacing aside, as Obsidian resolves `[[Note title]]`; `#heading` ignored)."""
+        target = target.partition("#")[0].strip()
         if len(target) == 8:
             found = self.store.get(target.lower())
             if found:
@@ -182,6 +185,10 @@ class Memories:
             stem = Path(path).stem
             if stem == target or stem.split("-", 1)[-1] == target:
                 return self.store.get(mid)
+        title = " ".join(target.casefold().split())
+        for memory in self.store.find(Query()):
+            if " ".join(memory.summary.casefold().split()) == title:
+                return memory
         return None
 
     # -- writing ----------------------------------------------------------------------------------

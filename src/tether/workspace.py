@@ -247,9 +247,16 @@ class Workspace(Memories):
         return self.recaller().explain(memory_id, prompt, files, session)
 
     def search(
-        self, query: str, *, limit: int = 10, category: str | None = None, files: Sequence[str] = ()
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        category: str | None = None,
+        files: Sequence[str] = (),
+        weak: bool = True,
     ) -> list[Recalled]:
-        """Ranked search (full text and semantic, with the recall fusion). Nothing is recorded."""
+        """Ranked search (full text and semantic, with the recall fusion), not gated like injection: each
+        result is marked `strong` or `weak` (see `Recaller.search`). Nothing is recorded."""
         if len(query) > QUERY_MAX:
             raise ValidationError(
                 f"the query is {len(query)} characters, the limit is {QUERY_MAX}: search with the words or "
@@ -257,7 +264,7 @@ class Workspace(Memories):
             )
         if category is not None:
             check_choice("category", category, CATEGORIES)
-        return self.recaller().search(query, files=list(files), limit=limit, category=category)
+        return self.recaller().search(query, files=list(files), limit=limit, category=category, weak=weak)
 
     # -- export, import, health -------------------------------------------------------------------
 

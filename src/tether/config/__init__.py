@@ -45,7 +45,8 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     ),
     "embedder": (
         "hashed",
-        "embedder spec: hashed | auto | sentence-transformers:<dir> | openai:<url>#<model>",
+        "embedder spec: hashed | static | auto | static:<dir> | sentence-transformers:<dir> | "
+        "fastembed:<model>[@<dir>] | openai:<url>#<model>",
     ),
     "embed_server.enabled": (
         True,
@@ -81,8 +82,9 @@ USER_LEVEL = {
     "distill.provider": "it chooses who receives transcripts and which API key goes with them",
     "distill.base_url": "it chooses where transcripts and your API key are sent",
 }
-# Embedder specs a project may set: no endpoint, no path (`auto` picks among locally installed models).
-PROJECT_EMBEDDERS = ("hashed", "auto")
+# Embedder specs a project may set: no endpoint, no path (`static` is the model inside tether's own package,
+# `auto` picks among locally installed models).
+PROJECT_EMBEDDERS = ("hashed", "static", "auto")
 
 
 Value = bool | int | str

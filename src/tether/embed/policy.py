@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from tether.embed.warm.client import RemoteEmbedder
 
 
+def in_process(spec: str) -> bool:
+    """Whether the embedder `spec` names is cheap enough for any process, a hook included.
+
+    >>> in_process("static"), in_process("sentence-transformers:all-MiniLM-L6-v2")
+    (True, False)
+    """
+    text = spec.strip()
+    return text in ("hashed", "") or text.partition(":")[0] == "static"
+
+
 class EmbedderPolicy:
     """The embedder of one workspace: `spec` is the `embedder` config key (hashed, auto, a model spec)."""
 
@@ -50,8 +60,11 @@ class EmbedderPolicy:
 
     @property
     def heavy(self) -> bool:
-        """A real model is configured (not passed in): loading it takes seconds, too long for a hook."""
-        return not self._injected and self.spec not in ("hashed", "")
+        """A real model is configured (not passed in): loading it takes seconds, too long for a hook.
+
+        The hashed embedder and static models (a table read in milliseconds) are not heavy: a hook embeds
+        with them in process."""
+        return not self._injected and not in_process(self.spec)
 
     @property
     def via_warm_process(self) -> bool:
@@ -70,7 +83,7 @@ class EmbedderPolicy:
         semantic channel instead of failing."""
         if self._embedder is None:
             warm = self.warm() if self.via_warm_process else None
-            if self.spec == "hashed":
+            if self.spec.strip() in ("hashed", ""):
                 self._embedder = HashedEmbedder()
             elif warm is not None:
                 from tether.embed.warm.client import FailOpenQueries

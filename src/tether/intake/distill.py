@@ -14,7 +14,6 @@ its offset, so the next run retries the same part of the session.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -24,12 +23,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.errors import ValidationError
+from tether.intake.distill_state import exclusive, load_state, save_state, state_name
 from tether.intake.llm import DistillError, LLMProvider
 from tether.intake.transcript import DIGEST_MAX, build_digest, read_transcript
-from tether.model.memory import CATEGORIES, SUMMARY_MAX, Memory, new_id, normalize_path, validate
+from tether.model.memory import (
+    CATEGORIES,
+    SCOPES,
+    SUMMARY_MAX,
+    Memory,
+    content_hash,
+    new_id,
+    normalize_path,
+    validate,
+)
 from tether.model.secrets import find_secret, redact
 from tether.model.text import excerpt, fit_summary, one_line
-from tether.model.timestamps import iso, utcnow
+from tether.model.timestamps import utcnow
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -40,8 +49,9 @@ __all__ = [
     "parse_facts",
 ]
 
-# DESIGN §6: at most three facts per session. More per session would outpace anyone's review of them,
-# and the recall budget only ever shows three at a time anyway.
+# DESIGN §6: at most three facts per session, across every run over it (Stop, PreCompact and SessionEnd
+# each start one). More per session would outpace anyone's review of them, and the recall budget only ever
+# shows three at a time anyway.
 MAX_FACTS = 3
 # `context` is left out by default: it is what a model produces when it has nothing durable to say
 # ("the project uses FastAPI"), and the code already says it.
@@ -70,11 +80,21 @@ anything about this conversation itself.
 - summary: one line, at most {summary_max} characters, that stands on its own.
 - details: one to three sentences: why, and how to apply it. May be empty.
 - files: repository-relative paths the fact is about. May be empty.
+- scope: one of {scopes}.
 - Fewer is better. If nothing is durable, return no facts.
 
 Reply with JSON only, no other text, in this shape:
-{{"facts": [{{"summary": "...", "details": "...", "category": "{example}", "files": ["src/app.py"]}}]}}
+{{"facts": [{{"summary": "...", "details": "...", "category": "{example}", "scope": "project", \
+"files": ["src/app.py"]}}]}}
 """
+_SCOPE_MEANING = {
+    "project": '"project" for what is true of this repository (the usual case)',
+    "user": '"user" for what is true of the person wherever they work (how they like to work, their tools)',
+    "session": '"session" for what only matters for the rest of this session',
+}
+# The Acolyte article's observer tags facts `@observe project|user|session`; a model that writes the tag in
+# its summary instead of the scope field means the same.
+_OBSERVE = re.compile(r"^\s*@observe\s+(project|user|session)\b[\s:.-]*", re.IGNORECASE)
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -105,6 +125,9 @@ def distill_session(
     existing: Callable[[str], bool],
     similar: Callable[[str], bool],
     sink: Callable[[Memory], None],
+    existing_summary: Callable[[str], bool] | None = None,
+    session: str | None = None,
+    scopes: tuple[str, ...] = SCOPES,
     now: datetime | None = None,
     root: Path | None = None,
     on_secret: Literal["redact", "drop"] = "redact",
@@ -113,10 +136,14 @@ def distill_session(
 ) -> DistillReport:
     """Distill the part of `transcript` not yet read into at most three new memories, via `sink`.
 
-    `existing(content_hash)` and `similar(text)` say whether the store already holds a fact;
-    `root` is the repository root that fact paths are relative to (default: the session's cwd).
-    The byte offset reached is kept in `state_dir` and advanced only after every fact was handed
-    to `sink`. Raises `DistillError` (nothing written, offset kept) when the model cannot be used.
+    `existing(content_hash)` and `similar(text)` say whether the store already holds a fact, and
+    `existing_summary(content_hash(summary))` whether a memory already has the fact's summary (the same
+    one-line claim with other details is still a duplicate); `root` is the repository root that fact paths
+    are relative to (default: the session's cwd). Each fact's scope is the model's (`project`, `user` or
+    `session`; default project); session facts belong to `session` (default: the transcript's name, which
+    is the session id in Claude Code); a fact in a scope not in `scopes` is dropped. The byte offset reached and the facts written so far are kept in
+    `state_dir`, advanced only after every fact was handed to `sink`: the cap of `MAX_FACTS` holds for the
+    session across runs. Raises `DistillError` (nothing written, offset kept) when the model cannot be used.
     """
     for category in categories:
         if category not in CATEGORIES:
@@ -126,9 +153,9 @@ def distill_session(
     if not categories:
         raise ValidationError(f"no distill categories allowed: use some of {', '.join(CATEGORIES)}")
     state_dir.mkdir(parents=True, exist_ok=True)
-    state_file = state_dir / _state_name(transcript)
-    with _exclusive(state_file.with_suffix(".lock")) as locked:
-        offset = _load_offset(state_file)
+    state_file = state_dir / state_name(transcript)
+    with exclusive(state_file.with_suffix(".lock")) as locked:
+        offset, written = load_state(state_file)
         if not locked:
             return DistillReport(transcript, offset, offset, note="another distill run holds this session")
         try:
@@ -147,17 +174,24 @@ def distill_session(
         if not any(event.kind in ("user", "assistant") for event in chunk.events):
             # Only tool calls (or nothing) since the last run: no one said anything to learn from.
             report.note = "nothing new but tool calls"
-            _save_offset(state_file, transcript, chunk.end)
+            save_state(state_file, transcript, chunk.end, written)
+            return report
+        remaining = MAX_FACTS - written
+        if remaining <= 0:
+            # The session already gave its facts: asking again would only spend a model call on drops.
+            report.note = f"this session already has {MAX_FACTS} distilled facts"
+            save_state(state_file, transcript, chunk.end, written)
             return report
         base = root if root is not None else Path(chunk.cwd) if chunk.cwd else None
         # Event texts are redacted as they are read (before any is cut to size); the digest is redacted
         # again as a whole, for what only the rendering put together.
         digest = redact(build_digest(chunk.events, max_chars=max_chars, root=str(base) if base else None))
         system = _SYSTEM.format(
-            limit=MAX_FACTS,
+            limit=remaining,
             categories="\n".join(f"- {c}: {_CATEGORY_MEANING[c]}" for c in categories),
             summary_max=SUMMARY_MAX,
             example=categories[-1],
+            scopes="; ".join(_SCOPE_MEANING[s] for s in scopes),
         )
         report.called_llm = True
         reply = provider.complete(system, f"Session digest, oldest first:\n\n{digest}")
@@ -174,11 +208,15 @@ def distill_session(
             root=base,
             touched=touched,
             on_secret=on_secret,
+            limit=remaining,
+            existing_summary=existing_summary,
+            session=session or transcript.stem,
+            scopes=scopes,
         )
         for memory in accepted:
             sink(memory)
             report.written.append(memory)
-        _save_offset(state_file, transcript, chunk.end)
+        save_state(state_file, transcript, chunk.end, written + len(accepted))
         return report
 
 
@@ -213,14 +251,29 @@ def _accept(
     root: Path | None,
     touched: set[str],
     on_secret: str,
+    limit: int = MAX_FACTS,
+    existing_summary: Callable[[str], bool] | None = None,
+    session: str = "",
+    scopes: tuple[str, ...] = SCOPES,
 ) -> list[Memory]:
     accepted: list[Memory] = []
     hashes: set[str] = set()
+    summaries: set[str] = set()
     for fact in facts:
         summary = one_line(str(fact.get("summary") or ""))
         details = str(fact.get("details") or "").strip()
-        if len(accepted) == MAX_FACTS:
+        tagged = _OBSERVE.match(summary)
+        if tagged:
+            summary = summary[tagged.end() :]
+        if len(accepted) == limit:
             _drop(report, summary, f"over the limit of {MAX_FACTS} facts per session")
+            continue
+        scope = str(fact.get("scope") or (tagged.group(1) if tagged else "") or "project").strip().lower()
+        if scope not in SCOPES:
+            _drop(report, summary, f"scope {scope!r} is not project, user or session")
+            continue
+        if scope not in scopes:
+            _drop(report, summary, f"{scope} facts are not kept here")
             continue
         category = str(fact.get("category") or "").strip().lower()
         if category not in categories:
@@ -236,7 +289,12 @@ def _accept(
         if overflow:  # the whole sentence stays in the details
             details = f"{overflow}\n\n{details}".strip()
         raw_files = fact.get("files")
-        files = _fact_files(raw_files if isinstance(raw_files, list) else [], root, touched)
+        # A user fact is about the person, in any repository: this one's paths would name nothing there.
+        files = (
+            ()
+            if scope == "user"
+            else _fact_files(raw_files if isinstance(raw_files, list) else [], root, touched)
+        )
         try:
             memory = validate(
                 Memory(
@@ -244,9 +302,10 @@ def _accept(
                     summary=summary,
                     details=details,
                     category=category,
-                    scope="project",
+                    scope=scope,
                     files=files,
                     origin="distilled",
+                    session=session if scope == "session" else None,
                     created=now,
                     updated=now,
                 )
@@ -257,10 +316,15 @@ def _accept(
         if memory.content_hash in hashes or existing(memory.content_hash):
             _drop(report, summary, "duplicate of an existing memory")
             continue
+        summary_hash = content_hash(memory.summary)
+        if summary_hash in summaries or (existing_summary is not None and existing_summary(summary_hash)):
+            _drop(report, summary, "an existing memory has this summary")
+            continue
         if similar(memory.text):
             _drop(report, summary, "near-duplicate of an existing memory")
             continue
         hashes.add(memory.content_hash)
+        summaries.add(summary_hash)
         accepted.append(memory)
     return accepted
 
@@ -302,48 +366,3 @@ def _fact_files(raw: list[object], root: Path | None, touched: set[str]) -> tupl
 def _excerpt(text: str) -> str:
     """A redacted start of the model's reply, for an error message (which ends up in the distill log)."""
     return excerpt(redact(text))
-
-
-def _state_name(transcript: Path) -> str:
-    # The session id (file stem) for people reading the directory, a hash of the full path so two
-    # projects' transcripts with the same name never share an offset.
-    digest = hashlib.sha256(str(transcript.resolve()).encode()).hexdigest()[:8]
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", transcript.stem)[:64]
-    return f"{stem}-{digest}.json"
-
-
-def _load_offset(state_file: Path) -> int:
-    try:
-        data = json.loads(state_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return 0
-    except (OSError, ValueError) as exc:
-        raise DistillError(
-            f"distill state {state_file} is unreadable ({exc}): delete it to re-read the session"
-        ) from None
-    offset = data.get("offset") if isinstance(data, dict) else None
-    if not isinstance(offset, int) or offset < 0:
-        raise DistillError(
-            f"distill state {state_file} has no valid offset: delete it to re-read the session"
-        )
-    return offset
-
-
-def _save_offset(state_file: Path, transcript: Path, offset: int) -> None:
-    """Write the offset atomically (temp file, fsync, rename): a crash leaves the old offset or the new."""
-    from tether.fs import write_atomic
-
-    write_atomic(
-        state_file, json.dumps({"transcript": str(transcript), "offset": offset, "updated": iso(utcnow())})
-    )
-
-
-def _exclusive(lock_path: Path) -> contextlib.AbstractContextManager[bool]:
-    """Yield True while holding an exclusive lock on `lock_path`, False if another process holds it.
-
-    Stop, PreCompact and SessionEnd can all start a worker for the same session; two runs over the
-    same bytes would ask the model twice and race on the offset.
-    """
-    from tether.fs import file_lock
-
-    return file_lock(lock_path, wait=False)

@@ -1,8 +1,8 @@
 """Bringing outside knowledge in: seed files (`tether seed FILE.json`) and Claude Code's memory notes.
 
-The parsers return validated `Memory` candidates and write nothing; `seed` and `import_claude_memory`
-store them (skipping the ones whose content hash the store already has, which is what makes `tether seed`
-idempotent).
+The parsers return validated `Memory` candidates and write nothing; `tether.intake.seedsync.seed` stores a
+seed file (as a sync: edited entries update their memory, removed ones archive it) and
+`tether.intake.foreign.import_memories` Claude's notes (skipping what the store already has).
 
 >>> memories = parse_seed_file(Path("seeds.json"))  # doctest: +SKIP
 >>> notes = parse_claude_memory(claude_memory_dir(Path.cwd()))  # doctest: +SKIP
@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tether.errors import SecretError, TetherError, ValidationError
-from tether.memories import Memories
+from tether.errors import SecretError, ValidationError
+from tether.model.display import first_control
 from tether.model.memory import (
     CATEGORIES,
     PRIORITIES,
@@ -33,23 +33,21 @@ from tether.model.memory import (
 from tether.model.secrets import find_secret
 from tether.model.text import fit_summary
 from tether.model.timestamps import utcnow
+from tether.notes.format import CLAUDE_TYPE_CATEGORY
 
-__all__ = ["claude_memory_dir", "import_claude_memory", "parse_claude_memory", "parse_seed_file", "seed"]
+__all__ = [
+    "claude_memory_dir",
+    "parse_claude_memory",
+    "parse_seed_file",
+    "read_seed_file",
+]
 
-_SEED_FIELDS = ("summary", "details", "category", "files", "priority", "pinned", "scope")
+_SEED_FIELDS = ("id", "key", "summary", "details", "category", "files", "priority", "pinned", "scope")
+# What a seed file's top level may hold besides its entries: a version the file's authors keep (any
+# number or text; tether records nothing from it, it is for the people reviewing the file's history).
+_SEED_TOP = {"memories", "version"}
 # A seed has no session to belong to, so session scope is not offered.
 _SEED_SCOPES = ("project", "user")
-
-# Claude Code's memory types (its memory instructions: user | feedback | project | reference) mapped
-# onto tether's categories:
-# - user: who the person is and how they like to work → a preference;
-# - feedback: corrections and confirmed approaches the user gave ("don't mock the DB") → also a
-#   preference: it tells the agent how to work here, which is what `pref` means;
-# - project: ongoing work, goals, constraints not in the code → context;
-# - reference: pointers to dashboards, tickets, docs → context.
-# Neither maps to `decision` or `gotcha`: Claude's notes don't say which they are, and guessing wrong would
-# put a "review before editing" warning on a note that is not one.
-CLAUDE_TYPE_CATEGORY = {"user": "pref", "feedback": "pref", "project": "context", "reference": "context"}
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _INDEX_NAME = "memory.md"
@@ -58,13 +56,23 @@ _INDEX_NAME = "memory.md"
 def parse_seed_file(path: Path, *, root: Path | None = None, allow_secrets: bool = False) -> list[Memory]:
     """Validate a seed file and return one `Memory` (origin "seed") per entry; the whole file or nothing.
 
-    The file is a JSON list, or `{"memories": [...]}`, of objects with `summary` and optionally
-    `details`, `category`, `files`, `priority`, `pinned`, `scope`. Errors name the file, the entry and
-    the field: `seeds.json: memories[2].category: invalid category 'tip': use one of ...`.
+    The file is a JSON list, or `{"memories": [...], "version": ...}`, of objects with `summary` and
+    optionally `id` or `key` (the entry's stable name, see `read_seed_file`), `details`, `category`,
+    `files`, `priority`, `pinned`, `scope`. Errors name the file, the entry and the field:
+    `seeds.json: memories[2].category: invalid category 'tip': use one of ...`.
 
     >>> parse_seed_file(Path("seeds.json"))[0].origin  # doctest: +SKIP
     'seed'
     """
+    return [memory for _, memory in read_seed_file(path, root=root, allow_secrets=allow_secrets)]
+
+
+def read_seed_file(
+    path: Path, *, root: Path | None = None, allow_secrets: bool = False
+) -> list[tuple[str, Memory]]:
+    """Each entry of a seed file as (its key, its memory): the key is `key <id or key field>` when the
+    entry names itself, else `text <hash of its summary and details>`. Two entries with one key are an
+    error naming both."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -77,21 +85,55 @@ def parse_seed_file(path: Path, *, root: Path | None = None, allow_secrets: bool
         raise ValidationError(
             f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
-    if isinstance(data, dict) and set(data) == {"memories"} and isinstance(data["memories"], list):
+    if (
+        isinstance(data, dict)
+        and "memories" in data
+        and set(data) <= _SEED_TOP
+        and isinstance(data["memories"], list)
+    ):
+        version = data.get("version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int | str)):
+            raise ValidationError(f"{path}: version: expected a number or text, got {type(version).__name__}")
         entries, prefix = data["memories"], "memories"
     elif isinstance(data, list):
         entries, prefix = data, ""
     else:
         raise ValidationError(
-            f'{path}: expected a JSON list of memories or {{"memories": [...]}}, got {type(data).__name__}'
+            f'{path}: expected a JSON list of memories or {{"memories": [...], "version": ...}}, '
+            f"got {type(data).__name__}"
             + (f" with keys {', '.join(sorted(data))}" if isinstance(data, dict) else "")
         )
     now = utcnow()
-    out: list[Memory] = []
+    out: list[tuple[str, Memory]] = []
+    seen: dict[str, str] = {}
     for index, entry in enumerate(entries):
         where = f"{path}: {prefix}[{index}]"
-        out.append(_seed_entry(entry, where, root=root, allow_secrets=allow_secrets, now=now))
+        memory = _seed_entry(entry, where, root=root, allow_secrets=allow_secrets, now=now)
+        assert isinstance(entry, dict)  # _seed_entry refused anything else
+        key = _entry_key(entry, memory, where)
+        if key in seen:
+            raise ValidationError(
+                f"{where}: the same {key.split()[0]} as {seen[key]}: give each entry its own id or key"
+            )
+        seen[key] = f"{prefix}[{index}]"
+        out.append((key, memory))
     return out
+
+
+def _entry_key(entry: dict[str, Any], memory: Memory, where: str) -> str:
+    """An entry's stable name: its `id`/`key` field, else its text (so editing it is remove + add)."""
+    if "id" in entry and "key" in entry:
+        raise ValidationError(f"{where}.key: give an entry an id or a key, not both")
+    name = entry.get("id", entry.get("key"))
+    if name is None:
+        return f"text {memory.content_hash[:12]}"
+    field = "id" if "id" in entry else "key"
+    if isinstance(name, bool) or not isinstance(name, str | int):
+        raise ValidationError(f"{where}.{field}: expected text or a number, got {type(name).__name__}")
+    name = str(name).strip()
+    if not name or len(name) > 100 or "\n" in name or first_control(name):
+        raise ValidationError(f"{where}.{field}: one line of at most 100 characters, no control characters")
+    return f"key {name}"
 
 
 def _seed_entry(
@@ -226,7 +268,7 @@ def _claude_note(note: Path, *, origin: str, allow_secrets: bool, now: datetime)
         text = note.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError(f"cannot read it: {exc}") from None
-    meta, body = _split_frontmatter(text)
+    meta, body = split_frontmatter(text)
     raw_type = meta.get("type")
     nested = meta.get("metadata")
     if raw_type is None and isinstance(nested, dict):
@@ -270,7 +312,9 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def _split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter fields, body) of a markdown note written by another tool: YAML, or `key: value` lines
+    when it is not valid YAML; ({}, text) without frontmatter."""
     text = text.lstrip("\ufeff")
     match = _FRONTMATTER.match(text)
     if not match:
@@ -295,51 +339,3 @@ def _frontmatter_fields(block: str) -> dict[str, Any]:
         if sep and key.strip() and not line.startswith((" ", "\t")):
             fields[key.strip()] = value.strip().strip("\"'")
     return fields
-
-
-# -- storing -------------------------------------------------------------------------------------------
-
-
-def _store(ws: Memories, memory: Memory, *, allow_secret: bool = False) -> bool:
-    """Add a parsed memory through the workspace (dedup by content). Returns whether it was new."""
-    return ws.add(
-        memory.summary,
-        details=memory.details,
-        category=memory.category,
-        files=ws.absolute(memory.files, memory.scope),
-        scope=memory.scope,
-        pinned=memory.pinned,
-        priority=memory.priority,
-        origin=memory.origin,
-        allow_secret=allow_secret,
-        approved=True,  # the person ran `tether seed` / `tether import claude-memory` on these
-    ).created
-
-
-def seed(ws: Memories, path: Path, *, allow_secret: bool = False) -> tuple[int, int]:
-    """Load a seed file (`intake.parse_seed_file`): validated whole before anything is written.
-
-    Idempotent: an entry whose content the store already has is counted as present, not added again.
-    Returns (new, already present).
-    """
-    memories = parse_seed_file(path, root=ws.root, allow_secrets=allow_secret)
-    if ws.root is None and any(m.scope == "project" for m in memories):
-        raise TetherError(
-            f"{path}: has project memories but there is no .tether/ here: run `tether init` first"
-        )
-    new = sum(_store(ws, m, allow_secret=allow_secret) for m in memories)
-    return new, len(memories) - new
-
-
-def import_claude_memory(
-    ws: Memories, directory: Path, *, log: Callable[[str], None] | None = None
-) -> tuple[int, int]:
-    """Import Claude Code's memory notes from `directory` (origin agent). Returns (new, already present)."""
-    memories = parse_claude_memory(directory, log=log)
-    if ws.root is None:
-        skipped = [m for m in memories if m.scope == "project"]
-        if skipped and log is not None:
-            log(f"skipped {len(skipped)} project notes: no .tether/ here (run `tether init` first)")
-        memories = [m for m in memories if m.scope != "project"]
-    new = sum(_store(ws, m) for m in memories)
-    return new, len(memories) - new

@@ -6,6 +6,7 @@ crash never leaves half a note, and they are never rewritten or deleted because 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from tether.fs import RefusedFile, read_limited
 from tether.model.anchor import Anchor
 from tether.model.limits import NOTE_MAX_BYTES
 from tether.model.memory import Memory, validate
+from tether.model.text import fit_summary
 from tether.model.timestamps import iso, parse_iso, utcnow
 
 NOTE_SUFFIX = ".md"
@@ -35,6 +37,18 @@ _KEYS = (
     "created",
     "updated",
 )
+
+
+# Claude Code's memory notes (`name`, `description`, `type`: user | feedback | project | reference) read as
+# memories, so a folder of them copied into `.tether/memories/` is memory rather than a warning per note:
+# - user: who the person is and how they like to work → a preference;
+# - feedback: corrections and confirmed approaches ("don't mock the DB") → a preference too: it tells the
+#   agent how to work here, which is what `pref` means;
+# - project: ongoing work, goals, constraints not in the code → context; reference: pointers → context.
+# None maps to `decision` or `gotcha`: the notes don't say which they are, and guessing wrong would put a
+# "review before editing" warning on a note that is not one.
+CLAUDE_TYPE_CATEGORY = {"user": "pref", "feedback": "pref", "project": "context", "reference": "context"}
+_CLAUDE_KEYS = {"name", "description", "type", "metadata"}
 
 
 def slug(summary: str, limit: int = 48) -> str:
@@ -117,12 +131,14 @@ def parse(text: str, path: str, scope: str, *, pure_yaml: bool = False) -> Memor
         raise NoteError(path, f"frontmatter has an invalid date or time: {exc}") from None
     if not isinstance(front, dict):
         raise NoteError(path, "frontmatter must be a mapping of fields (key: value)")
+    body = "".join(lines[end + 1 :]).strip("\n")
+    if "summary" not in front and "id" not in front and front.keys() & {"name", "description"}:
+        front, body = _from_claude(front, path, scope, body)
     unknown = sorted(set(front) - set(_KEYS) - {"scope", "links", "content_hash"})
     if unknown:
         raise NoteError(
             path, f"unknown field(s) {', '.join(map(str, unknown))}: valid fields are {', '.join(_KEYS)}"
         )
-    body = "".join(lines[end + 1 :]).strip("\n")
     try:
         files = front.get("files") or []
         if isinstance(files, str):
@@ -151,6 +167,32 @@ def parse(text: str, path: str, scope: str, *, pure_yaml: bool = False) -> Memor
         return validate(memory)
     except ValidationError as exc:
         raise NoteError(path, str(exc)) from None
+
+
+def _from_claude(front: dict[Any, Any], path: str, scope: str, body: str) -> tuple[dict[str, Any], str]:
+    """A Claude Code memory note's fields as tether's: summary from `description` (else `name`), body as
+    details, `type` as category (`CLAUDE_TYPE_CATEGORY`), origin agent (Claude wrote it), and an id derived
+    from the note's file name and scope, so it is the same memory on every read and in every checkout."""
+    unknown = sorted(map(str, set(front) - _CLAUDE_KEYS))
+    if unknown:
+        raise NoteError(
+            path, f"unknown field(s) {', '.join(unknown)} in a Claude-style note (name, description, type)"
+        )
+    nested = front.get("metadata")
+    raw_type = front.get("type") or (nested.get("type") if isinstance(nested, dict) else None)
+    note_type = str(raw_type or "").strip().lower()
+    summary = " ".join(str(front.get("description") or front.get("name") or "").split())
+    summary, overflow = fit_summary(summary)
+    if overflow:  # the whole line stays in the body
+        body = f"{overflow}\n\n{body}".strip()
+    digest = hashlib.sha256(f"claude-note\0{scope}\0{Path(path).name}".encode()).hexdigest()
+    fields = {
+        "id": digest[:8],
+        "summary": summary,
+        "category": CLAUDE_TYPE_CATEGORY.get(note_type, "context"),
+        "origin": "agent",
+    }
+    return fields, body
 
 
 def read(path: Path, scope: str, *, inside: Path | None = None) -> Memory:

@@ -157,13 +157,15 @@ def code_channel(store: Store, code: Callable[[str], list[str]], touched: list[s
 
 def semantic_channel(store: Store, embedder: Embedder, query: str, pool: Pool) -> None:
     query_vector = embedder.embed([query])[0]
+    gate = scoring.sem_gate(embedder.id)
     for rank, (mid, cosine) in enumerate(store.nearest(embedder.id, query_vector, scoring.SEM_CANDIDATES), 1):
         if cosine <= 0.05:
             break  # orthogonal: not even a shared topic
         c = pool.candidate(mid)
         c.rrf["semantic"] = scoring.rrf(rank)
         c.evidence.sem = cosine
-        c.magnitude.sem = scoring.sem_magnitude(cosine)
+        c.evidence.sem_gate = gate
+        c.magnitude.sem = scoring.sem_magnitude(cosine, gate)
 
 
 def pinned_channel(store: Store, pool: Pool) -> None:

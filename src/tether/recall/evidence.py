@@ -39,12 +39,19 @@ class Evidence:
     text_match: bool | None = None  # the text covers enough of the query to count as evidence
     coverage: float | None = None  # share of the query's terms the memory holds
     sem: float | None = None  # cosine with the query
+    sem_gate: float | None = None  # the embedder's evidence gate for `sem` (`scoring.sem_gate`)
     pinned: bool | None = None
     anchor: str = ""  # the memory's anchor at or near the edit's location (`charge_card()`, `line 120`)
     anchor_distance: int | None = None  # lines from that anchor to the edit (0: on it)
     ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
     ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
     code: tuple[str, ...] = ()  # identifiers the touched files' code uses that the memory names
+
+    @property
+    def sem_strong(self) -> bool:
+        """The cosine is past its embedder's gate: similar in meaning, not merely on a shared topic."""
+        gate = scoring.SEM_GATE if self.sem_gate is None else self.sem_gate
+        return self.sem is not None and self.sem >= gate
 
 
 @dataclass
@@ -93,7 +100,7 @@ class Candidate:
             or e.names
             or e.cochange
             or e.text_match
-            or (e.sem is not None and e.sem >= scoring.SEM_GATE)
+            or e.sem_strong
             or e.anchor
             or (e.ident and e.ident_defined)
             or len(e.code) >= scoring.CODE_EVIDENCE_NAMES
@@ -125,15 +132,21 @@ def _shown(data: Evidence | Magnitudes, *, rounded: bool) -> dict[str, Any]:
     return out
 
 
+# How sure a result is: `strong` passed the injection's evidence gate (a file or co-change hit, a real text
+# match, a cosine above its embedder's gate); `weak` was only ranked near (search returns those too).
+Confidence = Literal["strong", "weak"]
+
+
 @dataclass
 class Recalled:
-    """One memory returned by recall, with its score and the signals that fired."""
+    """One memory returned by recall or search, with its score, the signals that fired and its confidence."""
 
     memory: Memory
     score: float
     signals: dict[str, float]
     receipt: str
     rank: int
+    confidence: Confidence = "strong"
 
     def line(self) -> str:
         """`★ [gotcha] [agent] 0a1b2c3d — summary (via file)`: the one format of an injected memory line."""
@@ -154,13 +167,14 @@ class Recalled:
             "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "receipt": self.receipt,
             "rank": self.rank,
+            "confidence": self.confidence,
             "has_details": bool(m.details),
         }
 
     @classmethod
     def of(cls, c: Candidate, rank: int) -> Recalled:
         assert c.memory is not None
-        return cls(c.memory, c.score, signals(c), receipt(c), rank)
+        return cls(c.memory, c.score, signals(c), receipt(c), rank, "strong" if c.relevant else "weak")
 
 
 @dataclass
@@ -241,8 +255,13 @@ def receipt(c: Candidate) -> str:
         parts.append(f"co-change({Path(e.cochange).as_posix()})")
     if e.text_match:
         parts.append(f"text {e.coverage or 0.0:.2f}")
-    if e.sem is not None and e.sem >= scoring.SEM_GATE:
+    if e.sem_strong:
         parts.append(f"sem {e.sem:.2f}")
     if c.memory is not None and c.memory.priority == "high":
         parts.append("high")
+    if not parts:  # nothing passed a gate (a weak search result): what ranked it near
+        if e.text is not None:
+            parts.append(f"text {e.coverage or 0.0:.2f}")
+        if e.sem is not None:
+            parts.append(f"sem {e.sem:.2f}")
     return ", ".join(parts) or "rank only"

@@ -136,25 +136,29 @@ class Recaller:
         return RecallResult(query, touched, chosen, len(ranked))
 
     def search(
-        self, query: str, *, files: Sequence[str] = (), limit: int = 10, category: str | None = None
+        self,
+        query: str,
+        *,
+        files: Sequence[str] = (),
+        limit: int = 10,
+        category: str | None = None,
+        weak: bool = True,
     ) -> list[Recalled]:
-        """Text-first search with the same fusion; pinned-only matches are left out. Nothing is recorded."""
+        """The best matches for an asked-for search, with the recall fusion. Nothing is recorded.
+
+        Not gated like injection: whoever asks gets the nearest memories, each marked `strong` (it would
+        pass the injection's gate) or `weak` (only ranked near), strong first; `weak=False` keeps the strong
+        alone. Memories found only for being pinned are left out: pinning says nothing about this query."""
         touched, places = self.places(files)
         ranked = self._rank(sanitize(query) or query, touched, None, CHANNELS, places=places)
-        out: list[Recalled] = []
-        for candidate in ranked:
-            assert candidate.memory is not None
-            if category and candidate.memory.category != category:
-                continue
-            pinned, candidate.evidence.pinned = candidate.evidence.pinned, None
-            relevant = candidate.has_evidence
-            candidate.evidence.pinned = pinned
-            if not relevant:
-                continue
-            out.append(Recalled.of(candidate, len(out) + 1))
-            if len(out) >= limit:
-                break
-        return out
+        found = [
+            c
+            for c in ranked
+            if (not category or (c.memory is not None and c.memory.category == category))
+            and (c.relevant or (weak and bool(set(c.rrf) - {"pinned"})))
+        ]
+        found.sort(key=lambda c: not c.relevant)  # stable: strong first, each in rank order
+        return [Recalled.of(c, rank) for rank, c in enumerate(found[:limit], 1)]
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None

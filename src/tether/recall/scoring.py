@@ -85,6 +85,14 @@ CLAUSE_EVIDENCE_COVERAGE = 0.5
 # Semantic: below this cosine the (hashed) embedding only says "shared topic": rank credit, no magnitude,
 # no evidence. Ungated, that noise outscored file hits on vague queries.
 SEM_GATE = 0.30
+# A static model (model2vec: the mean of per-token vectors) puts every two texts nearer each other than a
+# transformer does, since they share the direction of common words: on benchmarks/quality/meaning.py (with
+# full-text stopwords left out, as the packaged model does) an off-topic question's best cosine has a median
+# of 0.23 where hashed's is 0.13 and MiniLM's 0.12, and an answer's 0.45. Tuned on the dev window of the rule
+# evaluation (benchmarks/quality/tune.py, R@3 prompt / prompt+files, memories injected on tasks with no
+# relevant rule): 0.30 0.096 / 0.256 (2.90), 0.40 0.115 / 0.253 (2.84), 0.45 0.127 / 0.243 (2.80),
+# 0.50 0.121 / 0.240 (2.72).
+STATIC_SEM_GATE = 0.45
 SEM_MAX = 0.14
 SEM_CANDIDATES = 50
 
@@ -203,10 +211,19 @@ def breadth(files: int) -> float:
     return float((BREADTH_FILES / files) ** 0.5)
 
 
-def sem_magnitude(cosine: float) -> float:
-    if cosine < SEM_GATE:
+def sem_gate(embedder_id: str) -> float:
+    """The cosine above which `embedder_id`'s similarity is evidence (below: shared topic, rank credit).
+
+    >>> sem_gate("hashed-v2-384"), sem_gate("static:minilm-l6-128i8")
+    (0.3, 0.45)
+    """
+    return STATIC_SEM_GATE if embedder_id.startswith(("static:", "model2vec:")) else SEM_GATE
+
+
+def sem_magnitude(cosine: float, gate: float = SEM_GATE) -> float:
+    if cosine < gate:
         return 0.0
-    return min(SEM_MAX, SEM_MAX * (cosine - SEM_GATE) / (1.0 - SEM_GATE) * 2.0)
+    return min(SEM_MAX, SEM_MAX * (cosine - gate) / (1.0 - gate) * 2.0)
 
 
 def blast(fan_in: int) -> float:

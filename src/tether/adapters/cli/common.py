@@ -189,3 +189,12 @@ def read_details(details: str | None) -> str:
     if details == "-":
         return sys.stdin.read()
     return details or ""
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """`1 memory`, `2 memories`, `0 notes`: a count with its noun in the right number.
+
+    >>> plural(1, "memory", "memories"), plural(2, "note")
+    ('1 memory', '2 notes')
+    """
+    return f"{count} {one if count == 1 else (many or one + 's')}"

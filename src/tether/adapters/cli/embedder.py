@@ -17,6 +17,7 @@ import click
 
 from tether.adapters.cli.common import echo, emit, json_option
 from tether.config import Config
+from tether.embed.policy import in_process
 from tether.errors import ConfigError
 from tether.project import Paths, resolve
 
@@ -25,10 +26,10 @@ def _project() -> tuple[Paths, Config, str]:
     paths = resolve(Path.cwd(), require_project=True)
     config = Config.for_paths(paths)
     spec = config.text("embedder")
-    if spec in ("", "hashed"):
+    if in_process(spec):
         raise ConfigError(
-            "the embedder is 'hashed', which needs no server: choose a model first "
-            "(`tether config embedder auto`)"
+            f"the embedder is {spec or 'hashed'!r}, which needs no server: it runs in every process "
+            "(`tether config embedder sentence-transformers:all-MiniLM-L6-v2` chooses a model that does)"
         )
     return paths, config, spec
 
@@ -125,12 +126,12 @@ def status(as_json: bool) -> None:
 
     paths = resolve(Path.cwd(), require_project=True)
     spec = Config.for_paths(paths).text("embedder")
-    if spec in ("", "hashed"):
-        # A status, not a mistake: the default embedder has nothing to serve.
+    if in_process(spec):
+        # A status, not a mistake: an embedder every process computes has nothing to serve.
         if as_json:
-            emit({"running": False, "needed": False, "spec": "hashed"})
+            emit({"running": False, "needed": False, "spec": spec or "hashed"})
         else:
-            echo("not needed: the embedder is 'hashed' (`tether config embedder auto` to use a model)")
+            echo(f"not needed: the embedder is {spec or 'hashed'!r}, which runs in every process")
         return
     remote = _remote(paths, spec)
     try:

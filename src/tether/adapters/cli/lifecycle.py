@@ -1,5 +1,6 @@
-"""CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, repomap, rules, seed, import,
-distill, purge. Registered on the main group by `tether.adapters.cli.main` (`for c in COMMANDS: cli.add_command(c)`).
+"""CLI commands for the memory lifecycle and intake: stats, cleanup, maintain, repomap, rules, distill, purge
+(seed and import are `tether.adapters.cli.intake`). Registered on the main group by `tether.adapters.cli.main`
+(`for c in COMMANDS: cli.add_command(c)`).
 
 Thin adapters over `tether.lifecycle` and `tether.intake.rules`; like the other command modules, this one imports
 `tether.adapters.cli.common` and never `tether.adapters.cli.main`, which imports it.
@@ -14,8 +15,8 @@ import click
 
 from tether import lifecycle
 from tether.adapters.cli.common import echo, emit, json_option, memories, progress_line, workspace
-from tether.errors import TetherError, ValidationError
-from tether.intake import autodistill, seeds
+from tether.errors import ValidationError
+from tether.intake import autodistill
 from tether.model.memory import Memory, check_origin, to_dict
 from tether.store.base import Query
 
@@ -232,62 +233,6 @@ def rules_sync(as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--allow-secret", is_flag=True, help="Store entries that look like credentials anyway.")
-@json_option
-def seed(file: Path, allow_secret: bool, as_json: bool) -> None:
-    """Load curated facts from a JSON seed file (origin seed). Idempotent: known facts are skipped.
-
-    The file is a list (or {"memories": [...]}) of objects with summary and optionally details,
-    category, files, priority, pinned, scope. It is checked whole before anything is written."""
-    with workspace(require_project=False) as ws:
-        new, same = seeds.seed(ws, file, allow_secret=allow_secret)
-    if as_json:
-        emit({"new": new, "present": same})
-        return
-    echo(f"seeded {memories(new)} ({same} already present)")
-
-
-@click.command(name="import")
-@click.argument("source", default="-", metavar="FILE|claude-memory")
-@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--allow-secret", is_flag=True, help="Import memories that look like credentials anyway.")
-def import_(source: str, directory: Path | None, allow_secret: bool) -> None:
-    """Import JSON lines written by `tether export` (FILE, or standard input), or Claude Code's own
-    memory notes: `tether import claude-memory [DIR]` (DIR defaults to Claude's folder for this repo).
-
-    Importing is idempotent. To import a file literally named claude-memory, write ./claude-memory."""
-    if source == "claude-memory":
-        _import_claude(directory)
-        return
-    if directory is not None:
-        raise click.UsageError("DIR is only for `tether import claude-memory [DIR]`")
-    with workspace(require_project=False) as ws:
-        try:
-            if source == "-":
-                new, same = ws.import_lines(sys.stdin, allow_secret=allow_secret)
-            else:
-                with open(source, encoding="utf-8") as handle:
-                    new, same = ws.import_lines(handle, allow_secret=allow_secret)
-        except OSError as exc:
-            raise TetherError(f"cannot read {source}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise TetherError(f"{source} is not UTF-8 text: export it with `tether export`") from None
-    echo(f"imported {memories(new)} ({same} already present)")
-
-
-def _import_claude(directory: Path | None) -> None:
-    from tether.intake.seeds import claude_memory_dir
-
-    with workspace(require_project=False) as ws:
-        folder = directory or claude_memory_dir(ws.root or Path.cwd())
-        new, same = seeds.import_claude_memory(
-            ws, folder, log=lambda message: echo(f"warning: {message}", err=True)
-        )
-    echo(f"imported {new} Claude Code memory notes from {folder} ({same} already present)")
-
-
-@click.command()
 @click.option(
     "--transcript",
     required=True,
@@ -358,4 +303,4 @@ def purge(origin: str, yes: bool) -> None:
     echo(f"deleted {memories(len(deleted))} with origin {origin}")
 
 
-COMMANDS: list[click.Command] = [stats, cleanup, maintain, repomap, rules, seed, import_, distill, purge]
+COMMANDS: list[click.Command] = [stats, cleanup, maintain, repomap, rules, distill, purge]

@@ -54,6 +54,7 @@ def help_(command: tuple[str, ...]) -> None:
 def _register() -> None:
     from tether.adapters.cli import anchors as cli_anchors
     from tether.adapters.cli import embedder as cli_embedder
+    from tether.adapters.cli import intake as cli_intake
     from tether.adapters.cli import review as cli_review
     from tether.adapters.cli import store as cli_store
 
@@ -62,6 +63,7 @@ def _register() -> None:
         cli_memories,
         cli_recall,
         cli_lifecycle,
+        cli_intake,
         cli_embedder,
         cli_store,
         cli_review,

@@ -22,16 +22,21 @@ from tether.model.memory import CATEGORIES
 )
 @json_option
 def search(query: str, files: tuple[str, ...], category: str | None, limit: int, as_json: bool) -> None:
-    """Search memories by meaning and words (the recall fusion, text first). Records nothing."""
+    """Search memories by meaning and words (the recall fusion), best first, each marked strong or weak.
+
+    Not gated like injection: the nearest memories come back even when none would be injected, marked
+    `weak`. Records nothing."""
     with workspace(require_project=False) as ws:
         results = ws.search(query, files=files, category=category, limit=limit)
     if as_json:
         emit([r.to_json() for r in results])
         return
     for r in results:
-        echo(f"{r.score:5.3f}  {r.line()}")
+        echo(f"{r.score:5.3f}  {r.confidence:6}  {r.line()}")
     if not results:
         echo("no matches", err=True)
+    elif all(r.confidence == "weak" for r in results):
+        echo("no strong match: these are only the nearest memories", err=True)
 
 
 @click.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import TypedDict  # pydantic needs it for nested TypedDicts before Python 3.12
 
@@ -23,6 +23,8 @@ class Hit(TypedDict):
     origin: str  # user | agent | distilled | seed | rules:<path>: who wrote it
     score: float
     receipt: str  # which signals fired: "file, text 0.67, sem 0.41"
+    # "strong": it would pass the injection's evidence gate; "weak": only the nearest there is.
+    confidence: Literal["strong", "weak"]
     has_details: bool
 
 

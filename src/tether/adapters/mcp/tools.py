@@ -138,9 +138,10 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             ),
         ] = 10,
     ) -> SearchResult:
-        """Search the project's memory (preferences, decisions, gotchas, context). Returns one line per
-        memory with its id and why it matched; call memory_get for the full text. Pass `files` to favour
-        memories about the files you are working on."""
+        """Search the project's memory (preferences, decisions, gotchas, context). Returns the best matches,
+        one line per memory with its id, why it matched and its confidence (`strong`, or `weak`: only the
+        nearest there is); call memory_get for the full text. Pass `files` to favour memories about the
+        files you are working on."""
         paths = _paths(files)
         if not query.strip() and not paths:
             raise ToolError(
@@ -156,15 +157,17 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
                     "origin": r.memory.origin,
                     "score": round(r.score, 4),
                     "receipt": r.receipt,
+                    "confidence": r.confidence,
                     "has_details": bool(r.memory.details),
                 }
                 for r in found
             ]
-        hint = (
-            "memory_get <id> returns a memory's full text"
-            if hits
-            else "no memory matched: try other words or fewer of them; memory_add saves what you learn"
-        )
+        if not hits:
+            hint = "no memory matched: try other words or fewer of them; memory_add saves what you learn"
+        elif all(h["confidence"] == "weak" for h in hits):
+            hint = "no strong match: these are only the nearest memories; memory_get <id> returns one in full"
+        else:
+            hint = "memory_get <id> returns a memory's full text"
         return {"results": hits, "hint": hint}
 
     @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())

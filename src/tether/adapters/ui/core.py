@@ -207,7 +207,8 @@ class UICore:
             if words:
                 allowed = {m.id: m for m in pool}
                 if f.state in ("active", "dead", "lost", "all"):
-                    for hit in ws.search(words, limit=SEARCH_POOL, category=f.category or None):
+                    # A filter keeps what matches: the strong matches, not search's nearest weak ones.
+                    for hit in ws.search(words, limit=SEARCH_POOL, category=f.category or None, weak=False):
                         if hit.memory.id in allowed:
                             scores[hit.memory.id] = hit.score
                 if f.state not in ("active", "dead", "lost"):

@@ -20,6 +20,8 @@ __all__ = ["SPECS", "EmbedderError", "auto_embedder", "make_embedder"]
 
 SPECS = (
     "hashed",
+    "static",
+    "static:<model2vec model directory>",
     "auto",
     "sentence-transformers:<model directory or packaged model name>",
     "fastembed:<model name>[@<cache or model directory>]",
@@ -46,6 +48,10 @@ def make_embedder(
         return auto_embedder()
     provider, sep, rest = text.partition(":")
     rest = rest.strip()
+    if provider == "static":
+        from tether.embed.static import StaticEmbedder
+
+        return StaticEmbedder(rest) if sep and rest else StaticEmbedder.packaged()
     if sep and provider == "sentence-transformers":
         if not rest:
             raise ConfigError(f"embedder {spec!r} needs a model: 'sentence-transformers:all-MiniLM-L6-v2'")
@@ -92,4 +98,6 @@ def auto_embedder() -> Embedder:
             directory = packaged_model_dir(model)
             if directory is not None and any(directory.glob("*.safetensors")):
                 return SentenceTransformerEmbedder(model.name)
+    # Not the packaged static model: on the file-tied evaluation it ranks below hashed (README "Choosing the
+    # embedder"), so it is a choice to make, not a fallback.
     return HashedEmbedder()

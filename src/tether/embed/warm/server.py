@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from tether.embed import Embedder, HashedEmbedder
+from tether.embed.policy import in_process
+from tether.embed.static import StaticEmbedder
 from tether.embed.warm.client import failure_path, lock_path, private_dir, runtime_dir, socket_path, supported
 from tether.errors import ConfigError
 from tether.fs import file_lock
@@ -197,18 +199,18 @@ def serve(
 
     if not supported():
         raise ConfigError("the embedding server needs Unix domain sockets, which this system lacks")
-    if spec.strip() in ("", "hashed"):
-        raise ConfigError("the hashed embedder needs no server: it is computed in every process")
+    if in_process(spec):
+        raise ConfigError(
+            f"the embedder {spec.strip() or 'hashed'!r} needs no server: it is computed in every process"
+        )
     directory = private_dir(runtime_dir(environ))
     path = socket_path(index, spec, directory)
     try:
         # One thread per model call: the server answers one short query at a time, and a pool of a thread
         # per core fights the hook processes for the CPU (`tether embedder serve` sets torch's the same way).
         embedder = make_embedder(spec, threads=1)
-        if isinstance(embedder, HashedEmbedder):
-            raise ConfigError(
-                f"embedder {spec!r} resolves to the hashed embedder here, which needs no server"
-            )
+        if isinstance(embedder, HashedEmbedder | StaticEmbedder):
+            raise ConfigError(f"embedder {spec!r} resolves to {embedder.id} here, which needs no server")
     except ConfigError as exc:
         failure_path(path).write_text(f"{spec}: {exc}\n", encoding="utf-8")  # hooks back off
         raise
