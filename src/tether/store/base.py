@@ -17,13 +17,18 @@ last three stay in the checkout's own index.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from tether.errors import StoreError
 from tether.model.memory import Memory
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -274,3 +279,54 @@ class Store(MemoryStore, SearchIndex, EventLog, NoteBook, SessionStore, Protocol
     def repomap(self) -> RepoMapStore:
         """The repo map's tables, in the same database."""
         ...
+
+
+def translating_errors(
+    driver_error: type[Exception], translate: Callable[[Any], Exception]
+) -> Callable[[type[T]], type[T]]:
+    """A class decorator for a backend: every public method (generators and the context managers it
+    returns included) raises what `translate` makes of `driver_error`, never the driver's own exception.
+
+    Each backend names its driver's base exception and its translation (`store.sqlite.errors`,
+    `store.postgres.errors`); callers then see only `tether.errors`."""
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
+                try:
+                    yield from func(*args, **kwargs)
+                except driver_error as exc:
+                    raise translate(exc) from exc
+
+            return generator
+
+        @functools.wraps(func)
+        def plain(*args: Any, **kwargs: Any) -> Any:
+            try:
+                result = func(*args, **kwargs)
+            except driver_error as exc:
+                raise translate(exc) from exc
+            if isinstance(result, AbstractContextManager) and not isinstance(result, StoreError):
+                return translated_context(result)
+            return result
+
+        return plain
+
+    @contextmanager
+    def translated_context(inner: AbstractContextManager[T]) -> Iterator[T]:
+        try:
+            with inner as value:
+                yield value
+        except driver_error as exc:
+            raise translate(exc) from exc
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, member in list(vars(cls).items()):
+            if name.startswith("_") or not callable(member):
+                continue
+            setattr(cls, name, wrap(member))
+        return cls
+
+    return decorate

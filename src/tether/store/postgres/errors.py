@@ -10,16 +10,13 @@ its administrator. Programming errors (a bad statement, a broken constraint) are
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg import errors as pg
 
-from tether.errors import StoreDamaged, StoreError, StoreUnavailable
+from tether.errors import StoreDamaged, StoreUnavailable
+from tether.store.base import translating_errors
 
 T = TypeVar("T")
 
@@ -56,44 +53,5 @@ def translate(exc: psycopg.Error, where: str = "the team database") -> Exception
     return exc
 
 
-def translating(cls: type[T]) -> type[T]:
-    """Class decorator: every public method raises tether's store errors instead of psycopg's."""
-    for name, member in list(vars(cls).items()):
-        if name.startswith("_") or not callable(member):
-            continue
-        setattr(cls, name, _wrap(member))
-    return cls
-
-
-def _wrap(func: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(func):
-
-        @functools.wraps(func)
-        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from func(*args, **kwargs)
-            except psycopg.Error as exc:
-                raise translate(exc) from exc
-
-        return generator
-
-    @functools.wraps(func)
-    def plain(*args: Any, **kwargs: Any) -> Any:
-        try:
-            result = func(*args, **kwargs)
-        except psycopg.Error as exc:
-            raise translate(exc) from exc
-        if isinstance(result, AbstractContextManager) and not isinstance(result, StoreError):
-            return _translated_context(result)
-        return result
-
-    return plain
-
-
-@contextmanager
-def _translated_context(inner: AbstractContextManager[T]) -> Iterator[T]:
-    try:
-        with inner as value:
-            yield value
-    except psycopg.Error as exc:
-        raise translate(exc) from exc
+# Class decorator: every public method raises tether's store errors instead of psycopg's.
+translating = translating_errors(psycopg.Error, translate)

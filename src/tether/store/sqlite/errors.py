@@ -8,14 +8,11 @@ as they are: they are bugs, not conditions to handle.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from tether.errors import StoreDamaged, StoreError, StoreUnavailable
+from tether.errors import StoreDamaged, StoreUnavailable
+from tether.store.base import translating_errors
 
 T = TypeVar("T")
 _DAMAGE_WORDS = ("malformed", "not a database", "no such table", "no such column", "corrupt")
@@ -46,44 +43,5 @@ def _advice(message: str) -> str:
     return "retry; if it persists, check the disk and `tether doctor`"
 
 
-def translating(cls: type[T]) -> type[T]:
-    """Class decorator: every public method raises tether's store errors instead of sqlite3's."""
-    for name, member in list(vars(cls).items()):
-        if name.startswith("_") or not callable(member):
-            continue
-        setattr(cls, name, _wrap(member))
-    return cls
-
-
-def _wrap(func: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(func):
-
-        @functools.wraps(func)
-        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from func(*args, **kwargs)
-            except sqlite3.Error as exc:
-                raise translate(exc) from exc
-
-        return generator
-
-    @functools.wraps(func)
-    def plain(*args: Any, **kwargs: Any) -> Any:
-        try:
-            result = func(*args, **kwargs)
-        except sqlite3.Error as exc:
-            raise translate(exc) from exc
-        if isinstance(result, AbstractContextManager) and not isinstance(result, StoreError):
-            return _translated_context(result)
-        return result
-
-    return plain
-
-
-@contextmanager
-def _translated_context(inner: AbstractContextManager[T]) -> Iterator[T]:
-    try:
-        with inner as value:
-            yield value
-    except sqlite3.Error as exc:
-        raise translate(exc) from exc
+# Class decorator: every public method raises tether's store errors instead of sqlite3's.
+translating = translating_errors(sqlite3.Error, translate)
