@@ -186,14 +186,14 @@ def test_nine_processes_opening_a_fresh_index_at_once_all_succeed(tmp_path: Path
 # the same memories at once, a lost update shows as a field holding an older value than its writer's last
 # acknowledged one (a read outside the writer lock, a stale record written back).
 SAME = """
-import sys, json, random
+import sys, json, random, time
 from pathlib import Path
 from tether.workspace import Workspace
 
 repo, home, role, count, ids, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5].split(","), Path(sys.argv[6])
 rng = random.Random(role)
-while not go.exists():
-    pass
+while not go.exists():  # sleep, not spin: nine spinning processes on two cores starve the writers
+    time.sleep(0.005)
 cats = ["pref", "decision", "gotcha", "context"]
 FILES = ["src/app/upload.py", "src/app/auth.py", "docs/deploy.md", "Makefile"]
 with Workspace.open(Path(repo), home=Path(home)) as ws:
@@ -297,13 +297,13 @@ def test_writers_on_the_same_memories_lose_no_acknowledged_change(
 
 
 RACER = """
-import sys
+import sys, time
 from pathlib import Path
 from tether.workspace import Workspace
 
 repo, home, count, go = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-while not go.exists():
-    pass
+while not go.exists():  # sleep, not spin: the reindexer should not starve the writers
+    time.sleep(0.005)
 for i in range(count):
     with Workspace.open(repo, home=home) as ws:
         ws.reindex()
