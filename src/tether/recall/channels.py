@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 import math
+import stat
 from collections.abc import Callable
+from pathlib import Path
 
 from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
 from tether.anchors.resolve import FileView, resolve
 from tether.embed.base import Embedder
+from tether.fs import read_limited
 from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.evidence import Candidate
@@ -306,3 +309,33 @@ def competition_ranks(scores: dict[str, float]) -> dict[str, int]:
     for index, value in enumerate(ordered, 1):
         first.setdefault(value, index)
     return {key: first[value] for key, value in scores.items()}
+
+
+# A file's identifiers by (path, size, mtime): a session's hooks touch the same few files again and again.
+_CODE_CACHE: dict[Path, tuple[int, int, list[str]]] = {}
+# Past this size a file is generated or data, not code someone edits by hand: it is not read.
+CODE_FILE_MAX = 1 << 20
+
+
+def code_identifiers(path: Path) -> list[str]:
+    """The distinctive identifiers (`tether.anchors.locations.identifiers`) of the file at `path`."""
+    try:
+        info = path.stat()
+    except OSError:
+        return []
+    if not stat.S_ISREG(info.st_mode) or info.st_size > CODE_FILE_MAX:
+        return []
+    cached = _CODE_CACHE.get(path)
+    if cached is not None and cached[:2] == (info.st_size, info.st_mtime_ns):
+        return cached[2]
+    try:
+        data = read_limited(path, CODE_FILE_MAX)  # never blocks, whatever replaced the file since
+    except OSError:
+        return []
+    found = (
+        [] if b"\0" in data[:8192] else identifiers(data.decode("utf-8", "replace"), scoring.CODE_IDENTIFIERS)
+    )
+    if len(_CODE_CACHE) > 256:
+        _CODE_CACHE.clear()
+    _CODE_CACHE[path] = (info.st_size, info.st_mtime_ns, found)
+    return found

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from tether.anchors.locations import Location, identifiers, split_places
+from tether.anchors.locations import Location, split_places
 from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
@@ -253,12 +253,13 @@ class Recaller:
             c.memory = memory
             if c.magnitude.file is not None:
                 c.magnitude.file *= scoring.breadth(len(memory.files))
-                if not scoring.PATH_ON_EXACT_FILE and c.evidence.file and not c.evidence.file.endswith("/"):
+                exact_file = bool(c.evidence.file) and not c.evidence.file.endswith("/")  # type: ignore[union-attr]
+                if exact_file and not scoring.PATH_ON_EXACT_FILE:
                     # It names the place itself: as much as path words can say, for each of the file's
                     # memories alike, so they never reorder them (and never favour a mere mention).
                     c.magnitude.path = scoring.PATH_TEXT_MAX
                     c.rrf.pop("path", None)
-                if not scoring.CODE_ON_EXACT_FILE and c.evidence.file and not c.evidence.file.endswith("/"):
+                if exact_file and not scoring.CODE_ON_EXACT_FILE:
                     c.magnitude.code = None
             if c.evidence.text is not None:
                 c.evidence.text_match = self._covers(memory, words, parts, c)
@@ -315,7 +316,7 @@ class Recaller:
         """The distinctive identifiers of a touched file as it is on disk (none for a directory, a missing
         or binary file), cached by size and modification time."""
         assert self.root is not None
-        return code_identifiers(self.root / path)
+        return ch.code_identifiers(self.root / path)
 
     def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
@@ -368,33 +369,3 @@ def names_file(memory: Memory, touched: Sequence[str]) -> str:
         if "." in name and len(name) > 4 and name in text:
             return path
     return ""
-
-
-# A file's identifiers by (path, size, mtime): a session's hooks touch the same few files again and again.
-_CODE_CACHE: dict[Path, tuple[int, int, list[str]]] = {}
-# Past this size a file is generated or data, not code someone edits by hand: it is not read.
-CODE_FILE_MAX = 1 << 20
-
-
-def code_identifiers(path: Path) -> list[str]:
-    """The distinctive identifiers (`tether.anchors.locations.identifiers`) of the file at `path`."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return []
-    if not path.is_file() or stat.st_size > CODE_FILE_MAX:
-        return []
-    cached = _CODE_CACHE.get(path)
-    if cached is not None and cached[:2] == (stat.st_size, stat.st_mtime_ns):
-        return cached[2]
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
-    found = (
-        [] if b"\0" in data[:8192] else identifiers(data.decode("utf-8", "replace"), scoring.CODE_IDENTIFIERS)
-    )
-    if len(_CODE_CACHE) > 256:
-        _CODE_CACHE.clear()
-    _CODE_CACHE[path] = (stat.st_size, stat.st_mtime_ns, found)
-    return found
