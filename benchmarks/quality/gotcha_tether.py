@@ -22,6 +22,7 @@ file (the first in file order), else to its first comment.
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import tempfile
@@ -34,8 +35,8 @@ from pathlib import Path
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
 from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for
-from tether.anchors.locations import Location
-from tether.anchors.resolve import FileView, make
+from tether.anchors.locations import Location, gap
+from tether.anchors.resolve import FileView, make, resolve
 from tether.embed import Embedder
 from tether.errors import SecretError, ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
@@ -85,7 +86,8 @@ class Prepared:
         ).stdout.strip()
         moment = datetime.fromtimestamp(int(stamp), tz=UTC)
         self.ws = Workspace.open(repo, home=home, embedder=embedder, clock=lambda: moment)
-        self.members: dict[str, list[tuple[str, str, int]]] = {}  # tether id -> [(corpus id, path, line)]
+        # tether id -> [(corpus id, path, line, anchor)]
+        self.members: dict[str, list[tuple[str, str, int, Anchor | None]]] = {}
         self.refused: dict[str, int] = {"secret": 0, "invalid": 0, "merged": 0, "unanchored": 0}
         self.corpus = corpus
         self.repo = repo
@@ -126,13 +128,16 @@ class Prepared:
             self.refused["invalid"] += 1
             return
         memory = added.memory
-        if not added.created and path not in memory.files:
+        if not added.created and (
+            path not in memory.files or (anchor is not None and anchor not in memory.anchors)
+        ):
+            # The same text at another place (another file, or the same file twice): one memory anchored at
+            # each of its places, as `tether edit --at` would make it.
             anchors = (*memory.anchors, anchor) if anchor is not None else memory.anchors
-            self.ws.edit(
-                memory.id, files=self.ws.absolute([*memory.files, path]), anchors=anchors, record_acted=False
-            )
+            files = memory.files if path in memory.files else (*memory.files, path)
+            self.ws.edit(memory.id, files=self.ws.absolute(list(files)), anchors=anchors, record_acted=False)
             self.refused["merged"] += 1
-        self.members.setdefault(memory.id, []).append((corpus_id, path, line))
+        self.members.setdefault(memory.id, []).append((corpus_id, path, line, anchor))
 
     @contextmanager
     def at_edit(self, view: GotchaView) -> Iterator[None]:
@@ -169,17 +174,30 @@ class Prepared:
             )
         return self._shown[key]
 
-    def corpus_ids(self, tether_ids: Sequence[str], files: Sequence[str]) -> list[str]:
-        """Corpus ids for tether ids, best first; a merged memory maps to its comment on a touched file."""
+    def corpus_ids(
+        self, tether_ids: Sequence[str], files: Sequence[str], hunks: Sequence[Hunk] = ()
+    ) -> list[str]:
+        """Corpus ids for tether ids, best first; a merged memory maps to its comment on a touched file: with
+        the edit's location, the one whose anchor (resolved against the file as the edit sees it) is nearest
+        the edit, the place the receipt names; else the first."""
         touched = set(files)
+        at = {h.path: h.lines for h in hunks}
         out: list[str] = []
         for tid in tether_ids:
             members = self.members.get(tid, [])
             if not members:
                 continue
             on_touched = [m for m in members if m[1] in touched]
+            located = [m for m in on_touched if m[1] in at and m[3] is not None]
+            if len(on_touched) > 1 and located:
+                out.append(min(located, key=lambda m: self._gap(m[3], at[m[1]]))[0])
+                continue
             out.append((on_touched or members)[0][0])
         return list(dict.fromkeys(out))
+
+    def _gap(self, anchor: Anchor, edit: tuple[int, int]) -> float:
+        now = resolve(anchor, FileView.read(self.repo, anchor.path)).anchor
+        return math.inf if now.lost or now.lines is None else gap(now.lines, edit)[0]
 
     def close(self) -> None:
         self.ws.close()
@@ -227,7 +245,8 @@ class TetherGotchas:
         assert self.prep is not None
         with self.prep.at_edit(view):
             ids = self.recall(self.prep.ws, view.query, view.files, view.hunks)
-        return self.prep.corpus_ids(ids, view.files)
+            located = mode == "edit" and self.recall is not files_recall
+            return self.prep.corpus_ids(ids, view.files, view.hunks if located else ())
 
 
 class TetherBeforeEdit:
@@ -260,7 +279,8 @@ class TetherBeforeEdit:
                 found = gotchas_at(self.prep.ws, hunk.path, places([hunk]))
                 ids.extend(m.id for m, _ in found.here)
                 ids.extend(m.id for m in found.file)
-        return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files)
+            hunks = view.hunks if self.located else ()
+            return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files, hunks)
 
 
 def tether() -> TetherGotchas:

@@ -67,12 +67,9 @@ class Variant:
 
 def _variants() -> dict[str, Variant]:
     """This round's variants; earlier rounds and their numbers are in GOTCHAS.md ("Tuning")."""
-    pick = {"EDIT_TEXT_MAX": 0.25, "IDENT_HIT": 0.12, "ANCHOR_WITHIN": 0.1, "ANCHOR_MAX": 0.45}
     return {
-        "pick": Variant(pick),
-        "pick, max 0.30": Variant({**pick, "ANCHOR_MAX": 0.30}),
-        "pick, edit 0.35": Variant({**pick, "EDIT_TEXT_MAX": 0.35}),
-        "pick, within 0.05": Variant({**pick, "ANCHOR_WITHIN": 0.05}),
+        "shipped": Variant({}),
+        "below x1.5": Variant({"ANCHOR_BELOW_FACTOR": 1.5}),
     }
 
 

@@ -222,23 +222,21 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
                 for edit in edits:
                     distance, side = gap(now.lines, edit)
                     far = scoring.anchor_distance(distance, side, bool(now.symbol))
-                    if far > scoring.ANCHOR_NEAR:
-                        magnitude = -scoring.ANCHOR_ELSEWHERE
-                    else:
-                        magnitude = scoring.anchor_closeness(far)
-                        if within is not None and within.start <= edit[0] and edit[1] <= within.end:
-                            magnitude += scoring.ANCHOR_WITHIN
+                    # Distance is a magnitude over the whole file, with no cut-off: a memory 60 lines away
+                    # is likelier about this edit than one 600 lines away (`scoring.ANCHOR_NEAR`).
+                    magnitude = scoring.anchor_closeness(far)
+                    if within is not None and within.start <= edit[0] and edit[1] <= within.end:
+                        magnitude += scoring.ANCHOR_WITHIN
                     if mid not in hits or hits[mid][0] < magnitude:
                         hits[mid] = (magnitude, distance if far <= scoring.ANCHOR_NEAR else -1, now.label())
     if scoring.EDIT_TEXT_MAX and edit_words:
         _edit_text(memories, edit_words, pool)
-    near = {mid: hit[0] for mid, hit in hits.items() if hit[1] >= 0}
-    ranks = competition_ranks(near)
+    ranks = competition_ranks({mid: hit[0] for mid, hit in hits.items()})
     for mid, (magnitude, distance, label) in hits.items():
         c = pool.candidate(mid)
         c.magnitude.anchor = magnitude
-        if mid in ranks:
-            c.rrf["anchor"] = scoring.rrf(ranks[mid])
+        c.rrf["anchor"] = scoring.rrf(ranks[mid])
+        if distance >= 0:  # near enough to say so: the receipt names the place, and it is evidence
             c.evidence.anchor = label
             c.evidence.anchor_distance = distance
     idents = list(dict.fromkeys([*defined, *written]))

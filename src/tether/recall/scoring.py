@@ -136,11 +136,15 @@ ANCHOR_BELOW_FACTOR = 2.0
 # evaluation's memories are comments: line anchors); set so the neighbouring function's gotcha ranks below
 # a line anchor at the same distance.
 ANCHOR_SYMBOL_OUTSIDE_FACTOR = 4.0
-# Beyond this many lines an anchor is elsewhere in the file: no anchor evidence, and a small penalty, so a
-# memory about another place in the file ranks below those about the whole file (penalty 0 → 0.564,
-# 0.05 → 0.590, 0.15 → 0.570; 25 lines instead of 40: 0.609 vs 0.610).
+# Distance is a magnitude over the whole file, with no cut-off and no penalty (issue 10b): beyond this many
+# lines an anchor is only no longer "near" (the receipt does not name it, it is no anchor evidence), while
+# closeness keeps ordering the file's memories and gives rank credit. Until 10b, an anchor past 40 lines got
+# a flat -0.05 and no rank credit, so the file's far memories were ordered by everything but distance: the
+# prompt's and the edit's words, a file's rarity (on multi-file commits, another file's memories hundreds of
+# lines from its edit came first). Dev window (with the adapter's anchors of repeated comments): 40 lines and
+# -0.05 0.622 (25+ 0.527), 80 0.630, 80 and no penalty 0.639 (0.546), 160 0.635, no cut-off 0.636 (0.553);
+# a log-scaled closeness added over the whole file (0.04 / 0.10 / 0.20 / 0.35) 0.624 / 0.608 / 0.609 / 0.617.
 ANCHOR_NEAR = 40
-ANCHOR_ELSEWHERE = 0.05
 # The edit lands inside the definition an anchor is on or in (`within`): the same function's warnings
 # (0 → 0.570, 0.05 → 0.590; with the two below: 0.05 → 0.618, 0.10 → 0.618).
 ANCHOR_WITHIN = 0.10
