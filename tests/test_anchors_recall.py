@@ -278,3 +278,25 @@ def test_a_rule_naming_a_symbol_comes_with_an_edit_where_it_is_defined(
     assert rule.id in top and "names(ModelRetry)" in top[rule.id].receipt
     elsewhere = ws.recall("", ["src/app/upload.py:1"], record=False)
     assert rule.id not in {r.memory.id for r in elsewhere.memories}
+
+
+def test_distance_orders_a_files_memories_beyond_the_near_lines(repo: Path, ws: Workspace) -> None:
+    """Issue 10b: past 40 lines every anchor counted alike (a flat penalty), so a memory 60 lines from the
+    edit ranked level with one 500 lines away; distance now orders the whole file, and only "near" ones are
+    named in the receipt."""
+    path = "src/long.py"
+    (repo / "src").mkdir(exist_ok=True)
+    (repo / path).write_text("".join(f"value_{i} = {i}\n" for i in range(1, 601)), encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "long")
+    ids = {}
+    for line, summary in (
+        (560, "Keep the far table sorted"),
+        (70, "Keep the near table sorted"),
+        (300, "Keep the mid table sorted"),
+    ):
+        ids[line] = ws.add(summary, category="gotcha", at=[f"{path}:{line}-{line}"]).memory.id
+    result = ws.recall("", [], record=False, locations=[Location(path, lines=(10, 10))])
+    assert [r.memory.id for r in result.memories] == [ids[70], ids[300], ids[560]]
+    assert all("near" not in r.receipt for r in result.memories)
+    assert result.memories[0].signals["file"] > 0

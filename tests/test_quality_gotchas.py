@@ -293,3 +293,36 @@ def test_tether_recalls_the_touched_files_gotchas_and_merges_repeated_text(tmp_p
         assert sorted(listed) == ["other", "twin"]
     finally:
         close_all()
+
+
+def test_a_comment_repeated_in_one_file_is_anchored_at_each_place_and_maps_to_the_one_nearest_the_edit(
+    tmp_path: Path,
+) -> None:
+    """Issue 10b: the adapter anchored only the first copy and mapped the memory to it, whatever the edit."""
+    from gotcha_tether import TetherGotchas, close_all
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lines = [f"x{i} := {i}" for i in range(1, 301)]
+    lines[19] = lines[249] = "// must hold the lock"
+    c1 = _commit(repo, "c1", {"c.go": "\n".join(lines) + "\n"})
+    memories = [
+        _gotcha("first", "c.go", 20, "must hold the lock"),
+        _gotcha("second", "c.go", 250, "must hold the lock"),
+        _gotcha("middle", "c.go", 120, "never block the reader"),
+        _gotcha("start", "c.go", 2, "always flush first"),
+    ]
+    corpus = _corpus(memories, str(repo / ".git"), c1)
+    try:
+        tether = TetherGotchas()
+        tether.prepare(corpus)
+        assert tether.prep is not None
+        [merged] = [m for m in tether.prep.ws.find() if m.summary == "must hold the lock"]
+        assert sorted(a.lines for a in merged.anchors if a.lines) == [(20, 20), (250, 250)]
+        near_second = tether.retrieve(GotchaView("x", ("c.go",), (Hunk("c.go", 251, 1, "a", "b"),)), "edit")
+        assert near_second[0] == "second" and "first" not in near_second
+        near_first = tether.retrieve(GotchaView("x", ("c.go",), (Hunk("c.go", 21, 1, "a", "b"),)), "edit")
+        assert near_first[0] == "first"
+    finally:
+        close_all()
