@@ -195,11 +195,27 @@ def write_sheets(
     return len(template)
 
 
+def located(
+    row: dict[str, object],
+    previous: dict[tuple[str, str], dict[str, object]],
+    where: dict[str, tuple[str, int]],
+) -> tuple[str, int]:
+    """Where a verdict's rule lives: as recorded when the pair was judged before (an earlier round's verdict
+    stays as it was frozen, even after rule rendering changed its id or moved it), else from the rules now."""
+    before = previous.get((str(row["commit"]), str(row["rule"])))
+    if before is not None:
+        return str(before["path"]), int(before["line"])  # type: ignore[call-overload]
+    if row["rule"] not in where:
+        raise SystemExit(f"{str(row['commit'])[:10]} {row['rule']}: no such rule in the current corpus")
+    return where[str(row["rule"])]
+
+
 def freeze(corpora: Sequence[Corpus]) -> Path:
     """Check the verdicts and write the committed judgments (labels only: ids, verdicts, reasons)."""
     rows = json.loads((WORK / "verdicts.json").read_text(encoding="utf-8"))
     where = {d.id: (d.path, d.line) for c in corpora for d in docs_of(c)}
     out = []
+    previous = {(str(r["commit"]), str(r["rule"])): r for r in load_judgments()} if JUDGMENTS.exists() else {}
     for row in rows:
         if row["verdict"] not in VERDICTS:
             raise SystemExit(
@@ -207,7 +223,7 @@ def freeze(corpora: Sequence[Corpus]) -> Path:
             )
         if not row["reason"].strip():
             raise SystemExit(f"{row['commit'][:10]} {row['rule']}: no reason given")
-        path, line = where[row["rule"]]
+        path, line = located(row, previous, where)
         out.append(row | {"path": path, "line": line})
     out.sort(key=lambda r: (r["repo"], r["commit"], r["path"], r["line"]))
     JUDGED_DIR.mkdir(parents=True, exist_ok=True)
