@@ -46,6 +46,15 @@ NAMED_FILE_HIT = 0.15
 # 0.30 → 0.387, 0.15 → 0.468 (gitbutler 0.144 → 0.441, langfuse 0.643 → 0.571); the hand-judged sample
 # 0.245 → 0.318 needed (30 tasks); file-tied unchanged.
 PATH_TEXT_MAX = 0.15
+# A memory tied to no file (a root rule, a general preference) applies everywhere: once files are touched,
+# the touched paths' words in its text ("Run tests with `cargo nextest`" when `src/tests.rs` is touched) are
+# what ties it to this work, as scope-BM25 ties a root rule by adding the path words to its query. It is
+# evidence on its own (the memory may be injected), where before only text, code or semantic evidence could
+# admit a root rule, however well the paths matched. Dev window (rules with files; hand-judged, round 3,
+# needed / needed+helpful): off 0.460, 0.201 / 0.170; on 0.478, 0.201 / 0.265 (scope-bm25 0.302), the same
+# for any path magnitude from 0.1 to 0.8 of the best path match (only the best one: 0.182). Gotchas unchanged
+# (every comment is tied to its file); prompt-only unchanged (nothing is touched).
+ROOT_PATH_EVIDENCE = True
 # Path words say where a memory applies; a memory naming the touched file itself already says so (it gets
 # the full path magnitude), and among a file's own memories path words only add noise: the prompt decides. Dev window: the
 # file-tied evaluation 0.421 -> 0.493 (25+ bucket 0.172 -> 0.355), the rule evaluation unchanged.
@@ -65,8 +74,15 @@ COCHANGE_HIT = FILE_HIT_FLOOR / 3
 SCORE_EVERY_CANDIDATE = True
 
 # Full text: bm25 relative to the best hit, times the share of query terms the memory contains, up to
-# this magnitude. Text is one voice in a committee: a full match is worth about half a file hit.
-TEXT_MAX = 0.14
+# this magnitude. What the agent asks is worth as much as where it works: a full match about a file hit's
+# floor (0.25). At half that (0.14, the first value), a directory's rules and identifier mentions decided
+# the top 3 before the prompt could: on the hand-judged dev sample (issue 17, labels not defined by
+# identifiers) tether's needed-or-helpful Recall@3 was 0.205 against scope-BM25's 0.368. Dev window
+# (benchmarks/quality/tune_both.py; rules prompt / with files, judged needed / needed+helpful, gotchas
+# all / 25+): 0.14 0.094 / 0.459, 0.255 / 0.205, 0.533 / 0.381; 0.21 0.101 / 0.452, 0.255 / 0.212;
+# 0.28 0.101 / 0.460, 0.255 / 0.221, 0.545 / 0.401; 0.35 0.101 / 0.458, 0.286 / 0.221, 0.541 / 0.401;
+# 0.42 0.101 / 0.451, 0.286 / 0.216. 0.28: every figure up or level, and the gotchas best.
+TEXT_MAX = 0.28
 # The query coverage's weight in the text magnitude (1: times the share of the query's terms the memory
 # holds; 0: the bm25 share alone).
 TEXT_COVERAGE_POWER = 1.0
