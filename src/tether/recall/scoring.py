@@ -134,7 +134,8 @@ HIGH_PRIORITY_FACTOR = 1.15
 
 # -- The edit's location against anchors (issue 10): which of a file's memories are about *this* place. --
 # Tuned on the gotcha evaluation's dev window (benchmarks/quality/GOTCHAS.md, edit mode, Recall@3, the
-# first hunk of each file as the location): the constants below gave 0.618 against nearest-to-edit's 0.510.
+# first hunk of each file as the location): the constants below gave 0.618 against nearest-to-edit's 0.510
+# (issue 10b, with closeness over the whole file and issue 17's constants: 0.636).
 # An anchor on the edited lines enters with this magnitude, more than a file hit's rarity premium, so among
 # one file's memories the ones at the edit come first (0.20 → 0.551, 0.30 → 0.590, 0.45 → 0.590: its
 # scale against the file hit hardly matters, its presence does).
