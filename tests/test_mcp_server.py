@@ -491,6 +491,40 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(proj
         assert len(ws.find()) == 3  # nothing was written
 
 
+def twin_notes(root: Path) -> None:
+    """Two notes whose ids share their first four characters, written as a teammate's commit brings them."""
+    for n in (1, 2):
+        (root / ".tether" / "memories" / f"abcd{n}{n}{n}{n}-twin.md").write_text(
+            f"---\nid: abcd{n}{n}{n}{n}\nsummary: Twin note number {n} about the flaky cache warmup\n"
+            "category: context\nfiles: []\npriority: normal\npinned: false\norigin: agent\nstatus: active\n"
+            "created: '2026-01-01T00:00:00Z'\nupdated: '2026-01-01T00:00:00Z'\n---\n",
+            encoding="utf-8",
+        )
+
+
+async def test_id_tools_take_an_unambiguous_prefix_as_the_cli_does(project: Project) -> None:
+    twin_notes(project.root)
+    port, gotcha = project.ids["port"], project.ids["gotcha"]
+    async with serve(project) as client:
+        assert (await call(client, "memory_get", {"id": port[:4]}))["id"] == port
+        assert (await call(client, "memory_get", {"id": port[:6].upper()}))["id"] == port
+        assert (await call(client, "memory_links", {"id": gotcha[:5]}))["links_to"][0]["id"] == port
+        assert (await call(client, "memory_pin", {"id": gotcha[:5]}))["id"] == gotcha
+        assert (await call(client, "memory_remove", {"id": gotcha[:4]}))["status"] == "archived"
+        added = await call(client, "memory_add", {"summary": "Warmup is gone", "supersedes": "abcd1"})
+        assert added["status"] == "active"
+        # What cannot name one memory says what to do, in the agent's terms (no CLI commands).
+        ambiguous = await fails(client, "memory_get", {"id": "abcd"})
+        assert "ambiguous: 2 ids start with it (abcd1111, abcd2222); give more of it" in ambiguous
+        unknown = await fails(client, "memory_get", {"id": "0bad"})
+        assert "no memory id starts with 0bad: memory_search finds ids" in unknown
+        short = await fails(client, "memory_get", {"id": "abc"})
+        assert "at least 4 characters; give more of the id (memory_search finds ids)" in short
+        assert "tether list" not in ambiguous + unknown + short
+    with Workspace.open(project.root, home=project.home) as ws:
+        assert ws.get("abcd1111").status == "superseded" and ws.get(gotcha).status == "archived"
+
+
 async def test_without_a_project_tools_say_so_and_user_memory_waits_for_review(tmp_path: Path) -> None:
     root, home = tmp_path / "bare", tmp_path / "home"
     root.mkdir()

@@ -126,7 +126,10 @@ class Memories:
         if len(text) >= 8 or not text or any(c not in "0123456789abcdef" for c in text):
             return check_id(text if len(text) >= 8 else memory_id)  # its own message for a malformed id
         if len(text) < MIN_PREFIX:
-            raise ValidationError(f"{text}: an id prefix needs at least {MIN_PREFIX} characters")
+            raise ValidationError(
+                f"{text}: an id prefix needs at least {MIN_PREFIX} characters; give more of the id "
+                "(`tether list --all` shows every id)"
+            )
         matches = sorted(m.id for m in self.store.find(Query(status=None)) if m.id.startswith(text))
         if not matches:
             raise NotFoundError(f"no memory id starts with {text}: `tether list --all` shows every id")

@@ -120,5 +120,6 @@ def test_memory_tools_answer_through_the_installed_server_and_take_an_id_prefix(
     assert ids["port"] in found and "6443" in found, found
     note = json.dumps(function_response(run.requests[2], "mcp_tether_memory_get"))
     assert ids["port"] in note and "callisto" in note and "error" not in note.lower(), note
-    shown = json.loads(tether(workspace, "get", ids["port"], "--json"))
-    assert shown["acted"] >= 1, shown
+    # memory_get counted as the memory being used.
+    stats = json.loads(tether(workspace, "stats", "--json"))
+    assert [(m["id"], m["acted"]) for m in stats["most_used"]] == [(ids["port"], 1)], stats

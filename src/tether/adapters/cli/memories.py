@@ -13,7 +13,15 @@ from typing import Any
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option, read_details, show_memory, workspace
+from tether.adapters.cli.common import (
+    complete_memory_id,
+    echo,
+    emit,
+    json_option,
+    read_details,
+    show_memory,
+    workspace,
+)
 from tether.errors import TetherError
 from tether.model.memory import CATEGORIES, PRIORITIES, SCOPES, Memory, to_dict
 from tether.store.base import Query
@@ -58,7 +66,9 @@ from tether.workspace import Workspace
     show_default=True,
     help="high multiplies its score within a bound.",
 )
-@click.option("--supersedes", metavar="ID", help="The memory this one replaces.")
+@click.option(
+    "--supersedes", metavar="ID", shell_complete=complete_memory_id, help="The memory this one replaces."
+)
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 @json_option
 def add(
@@ -86,7 +96,7 @@ def add(
             scope=scope,
             pinned=pin,
             priority=priority,
-            supersedes=supersedes,
+            supersedes=ws.resolve(supersedes) if supersedes else None,
             session=session,
             allow_secret=allow_secret,
         )
@@ -109,7 +119,7 @@ def add(
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def get(memory_id: str, as_json: bool) -> None:
     """Show one memory in full, with what it replaced and what replaced it."""
@@ -199,7 +209,7 @@ def list_(
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--summary", help="New one-line summary.")
 @click.option("--details", "-d", help="New details; '-' reads standard input.")
 @click.option("--category", "-c", type=click.Choice(CATEGORIES), help="New category.")
@@ -289,7 +299,7 @@ def _change(verb: str, memory_id: str, action: Callable[[Workspace, str], Memory
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--hard", is_flag=True, help="Delete the note for good instead of archiving it.")
 @json_option
 def rm(memory_id: str, hard: bool, as_json: bool) -> None:
@@ -301,7 +311,7 @@ def rm(memory_id: str, hard: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def restore(memory_id: str, as_json: bool) -> None:
     """Make an archived or superseded memory active again."""
@@ -309,7 +319,7 @@ def restore(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def pin(memory_id: str, as_json: bool) -> None:
     """Pin a memory: ranks first, pierces hint budgets, exempt from decay."""
@@ -317,7 +327,7 @@ def pin(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def unpin(memory_id: str, as_json: bool) -> None:
     """Unpin a memory."""
@@ -325,7 +335,7 @@ def unpin(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--session", help="The session that used it.")
 @json_option
 def ack(memory_id: str, session: str | None, as_json: bool) -> None:
@@ -334,8 +344,8 @@ def ack(memory_id: str, session: str | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("old_id")
-@click.argument("new_id")
+@click.argument("old_id", shell_complete=complete_memory_id)
+@click.argument("new_id", shell_complete=complete_memory_id)
 @json_option
 def supersede(old_id: str, new_id: str, as_json: bool) -> None:
     """Mark OLD as replaced by NEW: OLD leaves recall and search but stays readable."""
