@@ -44,7 +44,19 @@ MIN_PREFIX = 4
 
 # Fields `edit` may change; scope and id never change (a memory moving scope is a new memory).
 EDITABLE = frozenset(
-    {"summary", "details", "category", "files", "anchors", "priority", "pinned", "origin", "status"}
+    {
+        "summary",
+        "details",
+        "category",
+        "files",
+        "anchors",
+        "tags",
+        "aliases",
+        "priority",
+        "pinned",
+        "origin",
+        "status",
+    }
 )
 
 
@@ -170,7 +182,7 @@ class Memories:
                 outgoing.append(found)
         path = self._note_path(memory)
         # Obsidian and basic-memory link by title: `[[Deploy checklist]]` names the memory with that summary.
-        names = [memory.id, notes.slug(memory.summary), memory.summary]
+        names = [memory.id, notes.slug(memory.summary), memory.summary, *memory.aliases]
         if path is not None:
             names.append(path.stem)
         incoming = [m for mid in self.store.linking(names) if mid != memory.id and (m := self.store.get(mid))]
@@ -178,7 +190,8 @@ class Memories:
 
     def _resolve_link(self, target: str) -> Memory | None:
         """A wikilink's memory: by id, by note file name (with or without its id prefix), else by title
-        (the summary, case and spacing aside, as Obsidian resolves `[[Note title]]`; `#heading` ignored)."""
+        (the summary or an alias, case and spacing aside, as Obsidian resolves `[[Note title]]`; `#heading`
+        ignored)."""
         target = target.partition("#")[0].strip()
         if len(target) == 8:
             found = self.store.get(target.lower())
@@ -189,10 +202,12 @@ class Memories:
             if stem == target or stem.split("-", 1)[-1] == target:
                 return self.store.get(mid)
         title = " ".join(target.casefold().split())
-        for memory in self.store.find(Query()):
+        every = self.store.find(Query())
+        for memory in every:
             if " ".join(memory.summary.casefold().split()) == title:
                 return memory
-        return None
+        # An alias after every title: a note's own title wins over another note's alias.
+        return next((m for m in every if title in (" ".join(a.casefold().split()) for a in m.aliases)), None)
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -224,6 +239,8 @@ class Memories:
         approved: bool = False,
         at: Sequence[str] = (),
         anchors: Sequence[Anchor] = (),
+        tags: Sequence[str] = (),
+        aliases: Sequence[str] = (),
     ) -> Added:
         """Add a memory, or return the existing one holding the same knowledge in the same scope.
 
@@ -245,6 +262,8 @@ class Memories:
             scope=scope,
             files=normalize_files(list(files), root, self.cwd),
             anchors=tuple(anchors),
+            tags=tuple(tags),
+            aliases=tuple(aliases),
             priority=priority,
             pinned=pinned,
             origin=origin,

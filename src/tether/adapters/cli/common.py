@@ -205,6 +205,10 @@ def show_memory(memory: Memory, *, full: bool = True) -> None:
     echo(f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}")
     if memory.files:
         echo(f"  files: {', '.join(memory.files)}")
+    if memory.tags:
+        echo(f"  tags: {' '.join('#' + t for t in memory.tags)}")
+    if memory.aliases:
+        echo(f"  aliases: {'; '.join(memory.aliases)}")
     for anchor in memory.anchors:
         where = f"lines {anchor.lines[0]}-{anchor.lines[1]}" if anchor.lines else ""
         what = (

@@ -49,6 +49,8 @@ from tether.workspace import Workspace
     metavar="PATH::SYMBOL|PATH:START-END",
     help="A place inside a file it is about: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
 )
+@click.option("--tag", "tags", multiple=True, help="A tag (Obsidian's: one word, no #). Repeatable.")
+@click.option("--alias", "aliases", multiple=True, help="Another title [[wikilinks]] find it by. Repeatable.")
 @click.option(
     "--scope",
     "-s",
@@ -77,6 +79,8 @@ def add(
     category: str,
     files: tuple[str, ...],
     at: tuple[str, ...],
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
     scope: str,
     session: str | None,
     pin: bool,
@@ -99,6 +103,8 @@ def add(
             supersedes=ws.resolve(supersedes) if supersedes else None,
             session=session,
             allow_secret=allow_secret,
+            tags=tags,
+            aliases=aliases,
         )
         root = ws.root
     missing = [f for f in result.memory.files if root is not None and not (root / f).exists()]
@@ -222,6 +228,10 @@ def list_(
     help="Replace the anchors: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
 )
 @click.option("--no-anchors", is_flag=True, help="Drop every anchor (the memory stays tied to its files).")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable; --tag '' removes them).")
+@click.option(
+    "--alias", "aliases", multiple=True, help="Replace the aliases (repeatable; --alias '' removes them)."
+)
 @click.option("--priority", type=click.Choice(PRIORITIES), help="New priority.")
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 @json_option
@@ -233,6 +243,8 @@ def edit(
     files: tuple[str, ...],
     at: tuple[str, ...],
     no_anchors: bool,
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
     priority: str | None,
     allow_secret: bool,
     as_json: bool,
@@ -251,6 +263,10 @@ def edit(
         changes["files"] = list(files)
     if priority is not None:
         changes["priority"] = priority
+    if tags:
+        changes["tags"] = list(tags)
+    if aliases:
+        changes["aliases"] = list(aliases)
     anchors = list(at) if at or no_anchors else None
     with workspace(require_project=False) as ws:
         memory_id = ws.resolve(memory_id)

@@ -49,6 +49,8 @@ class Full(TypedDict):
     files: list[str]
     anchors: list[dict[str, Any]]  # path, symbol or lines, within, fingerprint, lost
     links: list[str]
+    tags: list[str]
+    aliases: list[str]
     pinned: bool
     priority: str
     origin: str

@@ -38,6 +38,8 @@ COLUMNS = (
     "created",
     "updated",
     "content_hash",
+    "tags",
+    "aliases",
 )
 SELECT = sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS)
 # The rows a workspace may see (`tether.store.postgres.tenancy`): its project's and its user's.
@@ -94,6 +96,8 @@ def memory(row: Sequence[Any]) -> Memory:
         session=data["session"],
         created=data["created"].astimezone(UTC),
         updated=data["updated"].astimezone(UTC),
+        tags=tuple(data["tags"]),
+        aliases=tuple(data["aliases"]),
     )
     # The stored hash was computed at write time from the same text: spare recomputing it.
     found.__dict__["content_hash"] = data["content_hash"]

@@ -134,10 +134,19 @@ def _database_id(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     conn.execute("INSERT INTO tether_meta VALUES ('database.id', %s)", (secrets.token_hex(8),))
 
 
+def _labels(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    # Tags and aliases (`tether.model.labels`), read with the memory; their words are in `words` and `grams`.
+    conn.execute(
+        "ALTER TABLE tether_memories ADD COLUMN tags text[] NOT NULL DEFAULT '{}',"
+        " ADD COLUMN aliases text[] NOT NULL DEFAULT '{}'"
+    )
+
+
 # Named, ordered, recorded in `tether_migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Connection[tuple[object, ...]]], None]], ...] = (
     ("0001_core", _core),
     ("0002_database_id", _database_id),
+    ("0003_labels", _labels),
 )
 
 
