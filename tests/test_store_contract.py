@@ -180,6 +180,20 @@ def test_text_both_indexes_active_only_higher_is_better(store: Store) -> None:
     assert store.text([], limit=10) == []
 
 
+def test_tags_and_aliases_round_trip_and_are_searched_like_the_summary(store: Store) -> None:
+    tagged = mem("0000000d", "Releases go out on Tuesdays").with_changes(
+        tags=("release", "area/ops"), aliases=("Shipping day",)
+    )
+    put(store, tagged)
+    put(store, mem("0000000e", "Dashboards live in Grafana", details="ops watches them"))
+    got = store.get("0000000d")
+    assert got is not None and (got.tags, got.aliases) == (("release", "area/ops"), ("Shipping day",))
+    hits = {h.id: h for h in store.text(["shipping"], limit=10)}
+    assert set(hits) == {"0000000d"} and hits["0000000d"].words > 0
+    ops = {h.id: h for h in store.text(["ops"], limit=10)}
+    assert ops["0000000d"].words > ops["0000000e"].words > 0  # a tag weighs as the summary, details less
+
+
 def test_text_stems_and_folds_diacritics(store: Store) -> None:
     put(store, mem("0000000a", "Café menu parsing breaks on naïve dates"))
     assert [h.id for h in store.text(["cafe"], limit=5)] == ["0000000a"]

@@ -223,8 +223,11 @@ class PostgresStore:
                 "content_hash": memory.content_hash,
                 "tags": list(memory.tags),
                 "aliases": list(memory.aliases),
-                # Tags and aliases weigh as the summary does, as in the SQLite index.
-                "fsummary": rows.fold(f"{memory.summary} {keywords(memory.tags, memory.aliases)}"),
+                # Tags and aliases weigh as the summary does, as in the SQLite index; a nested tag's parts
+                # are words there too (Postgres's parser would read `area/ops` as one file-path token).
+                "fsummary": rows.fold(
+                    f"{memory.summary} {keywords(memory.tags, memory.aliases).replace('/', ' ')}"
+                ),
                 "fdetails": rows.fold(memory.details),
                 "ffiles": rows.fold(rows.files_text(memory.files)),
                 "grams": memory.text.lower(),
