@@ -11,7 +11,8 @@ What Gemini CLI 0.61.0 needs, found by running it (more in README.md here):
 - headless mode offers only tools that need no confirmation: ``--approval-mode auto_edit`` adds
   ``replace``/``write_file``; MCP tools need allowing (``--allowed-tools mcp_tether_memory_get,...``, which
   0.61.0 calls deprecated in favour of its policy engine, or ``trust: true`` on the server);
-- ``privacy.usageStatisticsEnabled = false`` and auto-update off, so nothing but the mock is contacted.
+- ``privacy.usageStatisticsEnabled = false`` and auto-update off: under ``strace -f -e connect`` a run connects to
+  the mock on 127.0.0.1 and to nothing else (no DNS query).
 """
 
 from __future__ import annotations
