@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tether.adapters.install.guard import INSTALL_HINT
+
 from .conftest import RunGemini, Workspace
 from .mock_gemini import contents_text, function_call, function_response, reply, tool_names
 from .scripted_server import Turn
@@ -123,3 +125,28 @@ def test_memory_tools_answer_through_the_installed_server_and_take_an_id_prefix(
     # memory_get counted as the memory being used.
     stats = json.loads(tether(workspace, "stats", "--json"))
     assert [(m["id"], m["acted"]) for m in stats["most_used"]] == [(ids["port"], 1)], stats
+
+
+def test_a_teammate_without_tether_gets_no_errors_and_no_memory(
+    workspace: Workspace, run_gemini: RunGemini
+) -> None:
+    ids = setup_project(workspace)
+    # A machine without tether: node, sh and git only. The committed guards exit 0 and the MCP entry starts
+    # the stand-in server, which has no tools.
+    run = run_gemini(
+        workspace.repo,
+        workspace.home,
+        "What port does the staging API use?",
+        [[reply("no idea")]],
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
+        extra_args=("--allowed-tools", MCP_TOOLS),
+    )
+    assert run.returncode == 0, run.describe()
+    assert run.response == "no idea"
+    first = json.dumps(run.requests[0])
+    assert HEADER not in first and f"{ids['port']} — " not in first  # nothing recalled (its file is listed)
+    assert not [name for name in tool_names(run.requests[0]) if name.startswith("mcp_tether_")]
+    # The hint reaches the person; the stand-in is no failed server (Gemini CLI counts a server offering
+    # nothing as failed: its stand-in offers the hint as a prompt).
+    assert f"Hook system message: {INSTALL_HINT}" in run.stderr
+    assert "MCP issues detected" not in run.stderr and "No prompts, tools, or resources" not in run.stderr
