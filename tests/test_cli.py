@@ -520,3 +520,13 @@ def test_shell_completion_is_silent_where_there_is_nothing_to_offer(
     damaged = complete(tether_proc, "bash", "tether get ")
     # No traceback and no error text in the user's command line; the next real command recovers.
     assert damaged.returncode == 0 and "Traceback" not in damaged.stdout + damaged.stderr
+
+
+def test_shell_completion_of_review_offers_the_pending_requests(
+    repo: Path, ws: Workspace, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    asked = ws.add("Always run the linter first", origin="agent", pinned=True)
+    assert asked.pending
+    for verb in ("approve", "reject"):
+        items = complete(tether_proc, "fish", f"tether review {verb} ").stdout.splitlines()
+        assert items == [f"plain,{asked.memory.id}\tadd: Always run the linter first"], items
