@@ -3,8 +3,8 @@
 What Gemini CLI 0.61.0 needs, found by running it (more in README.md here):
 - ``GEMINI_API_KEY`` (any value) with ``security.auth.selectedType = "gemini-api-key"`` in
   ``$HOME/.gemini/settings.json``, and ``GOOGLE_GEMINI_BASE_URL`` = the mock: the CLI's genai SDK then sends
-  ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` for each turn and a ``:generateContent``
-  routing question first (tools-less; the mock answers it without spending a scripted turn);
+  ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` for each turn (without ``--model`` its router
+  first asks a tools-less ``:generateContent`` question, which the mock answers without spending a turn);
 - the repository in ``$HOME/.gemini/trustedFolders.json`` (``"TRUST_FOLDER"``): headless runs in an untrusted
   folder exit 55 ("not running in a trusted directory"), and an untrusted folder's project settings (hooks,
   MCP servers) are not loaded;
