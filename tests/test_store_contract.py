@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tether.embed import HashedEmbedder
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.repo.map import RepoMap
 from tether.store.base import Event, NoteRef, Query, Store
@@ -192,6 +193,17 @@ def test_tags_and_aliases_round_trip_and_are_searched_like_the_summary(store: St
     assert set(hits) == {"0000000d"} and hits["0000000d"].words > 0
     ops = {h.id: h for h in store.text(["ops"], limit=10)}
     assert ops["0000000d"].words > ops["0000000e"].words > 0  # a tag weighs as the summary, details less
+
+
+def test_anchors_round_trip_on_every_backend(store: Store) -> None:
+    # Regression: the team database kept no anchors, so a write through it dropped them from the note.
+    anchors = (
+        Anchor(path="src/pay.py", symbol="charge", lines=(3, 9), fingerprint="5b0c3e9a41d2"),
+        Anchor(path="src/pay.py", lines=(20, 24), within="refund", fingerprint="aa11bb22cc33", lost=True),
+    )
+    put(store, mem("0000000f", "charge() must stay idempotent", files=("src/pay.py",), anchors=anchors))
+    got = store.get("0000000f")
+    assert got is not None and got.anchors == anchors
 
 
 def test_text_stems_and_folds_diacritics(store: Store) -> None:

@@ -11,6 +11,7 @@ folded and weighted, its vector as pgvector's text form) and a row back into a `
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from typing import Any
 
 from psycopg import sql
 
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.store.base import Query
 from tether.store.postgres.tenancy import Tenant
@@ -40,6 +42,7 @@ COLUMNS = (
     "content_hash",
     "tags",
     "aliases",
+    "anchors",
 )
 SELECT = sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS)
 # The rows a workspace may see (`tether.store.postgres.tenancy`): its project's and its user's.
@@ -98,6 +101,9 @@ def memory(row: Sequence[Any]) -> Memory:
         updated=data["updated"].astimezone(UTC),
         tags=tuple(data["tags"]),
         aliases=tuple(data["aliases"]),
+        anchors=()
+        if data["anchors"] == "[]"
+        else tuple(Anchor.from_front(a) for a in json.loads(data["anchors"])),
     )
     # The stored hash was computed at write time from the same text: spare recomputing it.
     found.__dict__["content_hash"] = data["content_hash"]

@@ -223,6 +223,7 @@ class PostgresStore:
                 "content_hash": memory.content_hash,
                 "tags": list(memory.tags),
                 "aliases": list(memory.aliases),
+                "anchors": json.dumps([a.to_front() for a in memory.anchors]) if memory.anchors else "[]",
                 # Tags and aliases weigh as the summary does, as in the SQLite index; a nested tag's parts
                 # are words there too (Postgres's parser would read `area/ops` as one file-path token).
                 "fsummary": rows.fold(
@@ -497,11 +498,11 @@ class PostgresStore:
 
 _UPSERT = f"""
 INSERT INTO tether_memories (project, owner, id, summary, details, category, scope, files, links, priority,
-    pinned, origin, supersedes, status, session, created, updated, content_hash, tags, aliases, words, grams,
-    embedder, dim, vector)
+    pinned, origin, supersedes, status, session, created, updated, content_hash, tags, aliases, anchors, words,
+    grams, embedder, dim, vector)
 VALUES (%(project)s, %(owner)s, %(id)s, %(summary)s, %(details)s, %(category)s, %(scope)s, %(files)s,
     %(links)s, %(priority)s, %(pinned)s, %(origin)s, %(supersedes)s, %(status)s, %(session)s, %(created)s,
-    %(updated)s, %(content_hash)s, %(tags)s, %(aliases)s,
+    %(updated)s, %(content_hash)s, %(tags)s, %(aliases)s, %(anchors)s,
     setweight(to_tsvector('{TEXT_CONFIG}', %(fsummary)s), 'A') || setweight(to_tsvector('{TEXT_CONFIG}', %(ffiles)s), 'B')
         || setweight(to_tsvector('{TEXT_CONFIG}', %(fdetails)s), 'D'),
     %(grams)s, %(embedder)s, %(dim)s, %(vector)s::vector)
@@ -511,7 +512,7 @@ ON CONFLICT (project, owner, id) DO UPDATE SET
     pinned = excluded.pinned, origin = excluded.origin, supersedes = excluded.supersedes,
     status = excluded.status, session = excluded.session, created = excluded.created,
     updated = excluded.updated, content_hash = excluded.content_hash, tags = excluded.tags,
-    aliases = excluded.aliases, words = excluded.words,
+    aliases = excluded.aliases, anchors = excluded.anchors, words = excluded.words,
     grams = excluded.grams, embedder = excluded.embedder, dim = excluded.dim, vector = excluded.vector
 WHERE tether_memories.updated <= excluded.updated
 """
