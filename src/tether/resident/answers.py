@@ -34,6 +34,9 @@ from tether.workspace import Workspace
 # The read commands answered here (`tether.__main__` sends these). Anything that edits notes, opens an
 # editor or runs long stays in its own process.
 READ_COMMANDS = ("search", "recall", "explain", "get", "list")
+# The MCP tools answered here (`tether.resident.client.tool`): the ones that only read (memory_get records
+# that it was read, through the same write path). What writes notes stays in the server's process.
+READ_TOOLS = ("memory_search", "memory_get")
 # How often, between requests, every note is checked (an in-place edit) and the repo map refreshed.
 WATCH_SECONDS = 15.0
 # The longest piece of that check at a time: what a request arriving during it waits (a whole pass over
@@ -130,7 +133,9 @@ class Answers:
             return self.hook(header, body)
         if op == "cli":
             return self.cli(header)
-        return encode({"ok": False, "error": f"unknown op {op!r}: hook, cli, status or stop"})
+        if op == "tool":
+            return self.tool(header)
+        return encode({"ok": False, "error": f"unknown op {op!r}: hook, cli, tool, status or stop"})
 
     def hook(self, header: dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
         """One hook, as `tether.adapters.hooks.main` runs it: a failure is logged and answered with no
@@ -180,6 +185,45 @@ class Answers:
                 handle.write(json.dumps(line) + "\n")
         except Exception:
             pass
+
+    def tool(self, header: dict[str, Any]) -> tuple[bytes, bytes]:
+        """An MCP read tool, by the server's own code (`tether.adapters.mcp.results`) over this open
+        workspace, the session's tool use marked as the server marks it. Anything unusual (an unknown id,
+        a bad argument) is handed back: the server answers it in process, with its own tool errors."""
+        name, arguments, session = header.get("tool"), header.get("arguments"), header.get("session")
+        if name not in READ_TOOLS or not isinstance(arguments, dict):
+            return fallback("not a read tool")
+        if not (session is None or isinstance(session, str)):
+            return fallback("a request of the wrong shape")
+        cwd = Path(str(header.get("cwd") or self.root))
+        if not self._ours(cwd):
+            return fallback("another project")
+        from tether.adapters.mcp.memories import mark_tools_used
+        from tether.adapters.mcp.results import full, search_result
+        from tether.errors import TetherError
+
+        ws = self.workspace(cwd)
+        if not ws.semantic_available:
+            return fallback("the server loads the embedding model itself")  # results must not differ
+        try:
+            if name == "memory_search":
+                files = arguments.get("files") or []
+                category = arguments.get("category")
+                result: Any = search_result(
+                    ws,
+                    str(arguments.get("query", "")),
+                    files=[str(f) for f in files] if isinstance(files, list) else [],
+                    category=str(category) if category is not None else None,
+                    limit=int(arguments.get("limit", 10)),
+                )
+            else:
+                memory = ws.ack(str(arguments.get("id", "")), session=session, via="memory_get")
+                result = full(ws, memory)
+        except (TetherError, ValueError, TypeError) as exc:
+            return fallback(f"the server answers this itself: {type(exc).__name__}")
+        mark_tools_used(ws, session)
+        data = json.dumps(result).encode()  # the server's tool shows its control characters (`_shown`)
+        return reply_header(len(data)), data
 
     def cli(self, header: dict[str, Any]) -> tuple[bytes, bytes]:
         """A read command, run by the CLI's own code with its output captured."""

@@ -72,9 +72,10 @@ def save_cache(home: Path, data: dict[str, Any]) -> None:
 class _Loader(threading.Thread):
     """Imports the SDK and builds the server while the front answers the handshake."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, remote: Any = None) -> None:
         super().__init__(daemon=True)
         self.cwd = cwd
+        self.remote = remote
         self.server: Any = None
         self.error: BaseException | None = None
 
@@ -82,14 +83,15 @@ class _Loader(threading.Thread):
         try:
             from tether.adapters.mcp.server import build_server
 
-            self.server = build_server(self.cwd)
+            self.server = build_server(self.cwd, self.remote)
         except BaseException as exc:  # raised again where the server is needed
             self.error = exc
 
 
-def serve(cwd: Path, home: Path) -> None:
-    """Serve the memory tools over this process's stdin and stdout (the front, then the SDK's server)."""
-    loader = _Loader(cwd)
+def serve(cwd: Path, home: Path, remote: Any = None) -> None:
+    """Serve the memory tools over this process's stdin and stdout (the front, then the SDK's server);
+    `remote`: `tether.adapters.mcp.memories.Remote`, how the read tools reach the resident process."""
+    loader = _Loader(cwd, remote)
     wire_in = os.fdopen(os.dup(0), "rb")
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -199,9 +201,9 @@ def _send(wire_out: Any, message: dict[str, Any]) -> None:
         view = view[written or 0 :]
 
 
-def main(argv: list[str]) -> int | None:
+def main(argv: list[str], remote: Any = None) -> int | None:
     """`tether mcp [--project DIR]` without the CLI framework; None when `argv` asks for anything else (the
-    CLI's own `tether mcp` then parses it: `--http`, `--help`, a mistake)."""
+    CLI's own `tether mcp` then parses it: `--http`, `--help`, a mistake). `remote`: see `serve`."""
     project: Path | None = None
     if argv[:1] == ["--project"] and len(argv) == 2:
         project = Path(argv[1])
@@ -211,5 +213,5 @@ def main(argv: list[str]) -> int | None:
         return None
     from tether.project import user_home
 
-    serve(project_start(project, Path.cwd()), user_home())
+    serve(project_start(project, Path.cwd()), user_home(), remote)
     return 0
