@@ -147,16 +147,31 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
     return report
 
 
-def rebuild(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
+# How often a rebuild reports its progress (`Progress`): a terminal line redrawn per note would cost more
+# than reading the note.
+PROGRESS_EVERY = 250
+# (stage, done, total): what a long rebuild reports, for a terminal to show (`tether reindex`).
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def rebuild(
+    store: Store,
+    sources: list[tuple[Path | None, str]],
+    embedder: Embedder | None,
+    progress: Progress | None = None,
+) -> SyncReport:
     """`tether reindex`: every note read and embedded first, aside, then the index's note-derived rows
     replaced in one transaction. Killed (or failing) before the commit, the index is as it was; telemetry,
-    events, sessions, the repo map and session memories (which have no note) are kept."""
+    events, sessions, the repo map and session memories (which have no note) are kept. `progress` hears
+    ("notes", read, total), ("embedding", done, total) and ("index", 0, None) as it goes."""
     report = SyncReport()
     on_disk, boundaries = _on_disk(sources)
     rows: list[tuple[Memory, NoteRef]] = []
     problems: list[tuple[NoteRef, NoteError]] = []
     claimed: dict[str, str] = {}
-    for path, (ref, scope) in sorted(on_disk.items()):
+    for n, (path, (ref, scope)) in enumerate(sorted(on_disk.items())):
+        if progress is not None and n % PROGRESS_EVERY == 0:
+            progress("notes", n, len(on_disk))
         found = _read(path, scope, boundaries.get(path))
         if found is None:
             continue
@@ -167,7 +182,15 @@ def rebuild(store: Store, sources: list[tuple[Path | None, str]], embedder: Embe
         assert isinstance(found, Memory)
         rows.append((found, ref))
     texts = [memory.text for memory, _ in rows]
-    vectors: list[list[float] | None] = list(embedder.embed(texts)) if embedder else [None] * len(texts)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    if embedder is not None:
+        vectors = []
+        for start in range(0, len(texts), PROGRESS_EVERY):
+            if progress is not None:
+                progress("embedding", start, len(texts))
+            vectors.extend(embedder.embed(texts[start : start + PROGRESS_EVERY]))
+    if progress is not None:
+        progress("index", 0, None)
     with store.transaction():
         store.clear()
         for (memory, ref), vector in zip(rows, vectors, strict=True):
@@ -324,24 +347,25 @@ class NoteIndex:
         self._scanned = max(self._scanned or started, started)
         return True
 
-    def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
+    def reindex(self, *, embeddings_only: bool = False, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the notes, atomically (`rebuild`; telemetry and sessions are kept).
         Callers hold the writer lock, so no note changes between the read and the swap."""
         if embeddings_only:
             self.store.drop_vectors(keep=None)
-            return self.embed_missing()
+            return self.embed_missing(progress)
         embedder = self.embedders.writer()
         try:
-            report = rebuild(self.store, self.sources, embedder)
+            report = rebuild(self.store, self.sources, embedder, progress)
         except self.embedders.failures() as exc:
             self.log(f"reindexed without vectors: {exc}")
-            report = rebuild(self.store, self.sources, None)
+            report = rebuild(self.store, self.sources, None, progress)
         self.sync(full=True)  # vectors of another embedder, the pending mark, the directories' stamps
         return report
 
-    def embed_missing(self) -> SyncReport:
+    def embed_missing(self, progress: Progress | None = None) -> SyncReport:
         """Embed the memories indexed without a vector of the current embedder. A hook embeds a few through
-        the warm process and leaves more (or all, without one) to the next command."""
+        the warm process and leaves more (or all, without one) to the next command. `progress` hears
+        ("embedding", done, total)."""
         report = SyncReport()
         embedder = self.embedders.writer()
         if embedder is None:
@@ -352,6 +376,8 @@ class NoteIndex:
             return report
         try:
             for start in range(0, len(missing), 256):
+                if progress is not None:
+                    progress("embedding", start, len(missing))
                 batch = missing[start : start + 256]
                 vectors = embedder.embed([m.text for m in batch])
                 self.store.put_vectors(embedder.id, [(m.id, v) for m, v in zip(batch, vectors, strict=True)])
