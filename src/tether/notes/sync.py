@@ -95,6 +95,14 @@ def _duplicate(memory: Memory, path: str, claimed: dict[str, str]) -> NoteError 
     return None
 
 
+def _indexed_as(known: tuple[str, NoteRef] | None, ref: NoteRef) -> bool:
+    """Whether the index's row (`known`: memory id and note stat) is of the note as `ref` found it."""
+    if known is None:
+        return False
+    old = known[1]
+    return old.mtime_ns == ref.mtime_ns and old.size == ref.size and old.path == ref.path
+
+
 def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedder | None) -> SyncReport:
     """Bring the index up to date with the note directories in `sources` ((directory, scope) pairs).
 
@@ -109,9 +117,10 @@ def sync(store: Store, sources: list[tuple[Path | None, str]], embedder: Embedde
     report.seen = {path: ref for path, (ref, _) in on_disk.items()}
     changed: list[tuple[Memory, NoteRef, bool]] = []
     claimed: dict[str, str] = {mid: path for path, (mid, _) in known.items() if path in on_disk}
-    for path, (ref, scope) in sorted(on_disk.items()):
-        if path in known and known[path][1] == ref:
-            continue
+    # Unchanged notes first, by their fields (a dataclass `==` per note was 17 ms of a 10k-note scan); only
+    # the rest is sorted and looked at.
+    maybe = [item for item in on_disk.items() if not _indexed_as(known.get(item[0]), item[1][0])]
+    for path, (ref, scope) in sorted(maybe):
         if path in problems and problems[path][0] == ref:
             report.problems.append(NoteError(path, problems[path][1]))
             continue
