@@ -65,8 +65,15 @@ COCHANGE_HIT = FILE_HIT_FLOOR / 3
 SCORE_EVERY_CANDIDATE = True
 
 # Full text: bm25 relative to the best hit, times the share of query terms the memory contains, up to
-# this magnitude. Text is one voice in a committee: a full match is worth about half a file hit.
-TEXT_MAX = 0.14
+# this magnitude. What the agent asks is worth as much as where it works: a full match about a file hit's
+# floor (0.25). At half that (0.14, the first value), a directory's rules and identifier mentions decided
+# the top 3 before the prompt could: on the hand-judged dev sample (issue 17, labels not defined by
+# identifiers) tether's needed-or-helpful Recall@3 was 0.205 against scope-BM25's 0.368. Dev window
+# (benchmarks/quality/tune_both.py; rules prompt / with files, judged needed / needed+helpful, gotchas
+# all / 25+): 0.14 0.094 / 0.459, 0.255 / 0.205, 0.533 / 0.381; 0.21 0.101 / 0.452, 0.255 / 0.212;
+# 0.28 0.101 / 0.460, 0.255 / 0.221, 0.545 / 0.401; 0.35 0.101 / 0.458, 0.286 / 0.221, 0.541 / 0.401;
+# 0.42 0.101 / 0.451, 0.286 / 0.216. 0.28: every figure up or level, and the gotchas best.
+TEXT_MAX = 0.28
 # The query coverage's weight in the text magnitude (1: times the share of the query's terms the memory
 # holds; 0: the bm25 share alone).
 TEXT_COVERAGE_POWER = 1.0
