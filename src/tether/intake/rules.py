@@ -61,6 +61,7 @@ RENDER_VERSION = "2"
 MATCH_RATIO = 0.5
 # Between two equally similar candidates, the one under the same heading is the edited rule.
 HEADING_BONUS = 0.05
+_CHANGES = ("added", "updated", "archived", "restored", "moved")  # what `FileSync` lists, in its JSON order
 
 
 @dataclass
@@ -83,18 +84,9 @@ class FileSync:
         return bool(self.added or self.updated or self.archived or self.restored or self.moved)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "added": [m.id for m in self.added],
-            "updated": [m.id for m in self.updated],
-            "archived": [m.id for m in self.archived],
-            "restored": [m.id for m in self.restored],
-            "moved": [m.id for m in self.moved],
-            "unchanged": self.unchanged,
-            "dropped": self.dropped,
-            "warnings": self.warnings,
-            "error": self.error,
-        }
+        changes = {kind: [m.id for m in getattr(self, kind)] for kind in _CHANGES}
+        counts = {"unchanged": self.unchanged, "dropped": self.dropped}
+        return {"path": self.path, **changes, **counts, "warnings": self.warnings, "error": self.error}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import NoteError
+from tether.fs import sweep_orphans
 from tether.model.memory import Memory
 from tether.notes import format as notes
 from tether.store.base import NoteRef, Store
@@ -209,40 +210,6 @@ def rebuild(
             store.set_note_problem(ref, problem.problem)
             report.problems.append(problem)
     return report
-
-
-# A temp file of an atomic write (`.<name>.<random>.tmp`) lives milliseconds; one older than this was left
-# by a process killed mid-write, and the next sync removes it. A minute is far beyond any write in flight.
-ORPHAN_AGE_SECONDS = 60
-
-
-def sweep_orphans(
-    directories: Sequence[Path | None], now: float, age: float = ORPHAN_AGE_SECONDS
-) -> list[Path]:
-    """Remove temp files (`.*.tmp`) older than `age` seconds from `directories`; returns what went.
-
-    Only tether's own temp names are touched, and only files: nothing another program keeps there."""
-    removed: list[Path] = []
-    for directory in directories:
-        if directory is None:
-            continue
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
-                continue
-            try:
-                if (
-                    entry.is_file(follow_symlinks=False)
-                    and now - entry.stat(follow_symlinks=False).st_mtime > age
-                ):
-                    os.unlink(entry.path)
-                    removed.append(Path(entry.path))
-            except OSError:
-                continue  # gone already, or a read-only directory: the next sync tries again
-    return removed
 
 
 # Set when memories were indexed without vectors (a hook with no warm process yet): whoever can embed
