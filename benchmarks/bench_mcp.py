@@ -15,7 +15,8 @@ clock when the `tools/list` answer arrives (initialize, initialized, tools/list 
 Then the per-call cost at `--call-sizes` memories (real note files, indexed once): one long-lived `tether mcp`
 answering in process (`TETHER_RESIDENT=0`) and one whose read tools go through the project's resident
 process, each `memory_search` and `memory_get` call interleaved with a `tools/list` round trip to the plain
-loop (the floor for one JSON-RPC exchange over stdio).
+loop (the floor for one JSON-RPC exchange over stdio); and the first `memory_search` of a freshly spawned
+`tether mcp`, after its handshake, both ways.
 
 Ratios are medians of per-run ratios against the plain loop measured in the same run.
 """
@@ -196,6 +197,17 @@ def per_call(size: int, runs: int) -> None:
                         if n:
                             ratios.setdefault((tool, mode), []).append(took / floor)
                             millis.setdefault((tool, mode), []).append(took * 1000)
+            # The first memory_search of a fresh `tether mcp`: in process it waits for the SDK and opens the
+            # index; through the resident process the front answers it before the SDK has loaded.
+            search = {"name": "memory_search", "arguments": {"query": "upload retry backoff"}}
+            for _ in range(runs):
+                for mode, environ in (("in process", {**env, "TETHER_RESIDENT": "0"}), ("resident", env)):
+                    floor = connections["plain loop"].call("tools/list")
+                    fresh = Connection(tether, root, environ)
+                    took = fresh.call("tools/call", search)
+                    fresh.close()
+                    ratios.setdefault(("first memory_search", mode), []).append(took / floor)
+                    millis.setdefault(("first memory_search", mode), []).append(took * 1000)
         finally:
             for connection in connections.values():
                 connection.close()
@@ -206,7 +218,7 @@ def per_call(size: int, runs: int) -> None:
     )
     print("| memories | tool | in process | resident | resident / in process |")
     print("|---|---|---|---|---|")
-    for tool in ("memory_search", "memory_get"):
+    for tool in ("memory_search", "memory_get", "first memory_search"):
         local, remote = ratios[(tool, "in process")], ratios[(tool, "resident")]
         paired = statistics.median(
             r / i for r, i in zip(millis[(tool, "resident")], millis[(tool, "in process")], strict=True)

@@ -5,8 +5,9 @@ Importing the SDK is almost all of an MCP server's start (0.6-2 s; a plain JSON-
 alone, answers `initialize`, `ping` and `tools/list` itself (then imports and builds the real server in a
 thread, so the import does not slow those answers), from the answers the SDK gave on an earlier start (`$TETHER_HOME/mcp-front.json`, kept
 per tether version and per source of the server, its tools and the SDK: any change means the SDK answers
-again). The first message it does not know (a tool call) waits for the server, which then takes the
-stream over: the handshake is replayed to it under ids of the front's own, whose answers are not sent on
+again). With the project's resident process up, `memory_search` and `memory_get` are answered through it
+(`remote`) without waiting for the SDK. The first message it does not know (another tool call) waits for the
+server, which then takes the stream over: the handshake is replayed to it under ids of the front's own, whose answers are not sent on
 but kept as the next start's answers.
 
     $ tether mcp        # what `tether install` writes into an agent's configuration
@@ -134,6 +135,11 @@ def serve(cwd: Path, home: Path, remote: Any = None) -> None:
             if loader.ident is None:  # not started yet
                 loader.start()
             continue
+        elif method == "tools/call" and ident is not None and answered_init and remote is not None:
+            result = _through_resident(remote, cwd, message.get("params"))
+            if result is not None:
+                _send(wire_out, {"jsonrpc": "2.0", "id": ident, "result": result})
+                continue
         replay.append(line)
         break
     if loader.ident is None:
@@ -183,6 +189,62 @@ def _hand_over(
         anyio.run(serve_wire, server, wire_in, wire_out, lines, {_INIT_ID, _TOOLS_ID}, answered)
     except KeyboardInterrupt:  # pragma: no cover - the agent stopped the server
         sys.exit(0)
+
+
+# The read tools the front can answer through the resident process, and the arguments it forwards as they
+# are; any other name, alias or shape waits for the SDK's server (its validation, its tool errors).
+_FORWARDED = {"memory_search": {"query", "files", "category", "limit"}, "memory_get": {"id"}}
+_CATEGORIES = ("pref", "decision", "gotcha", "context")
+
+
+def _through_resident(remote: Any, cwd: Path, params: Any) -> dict[str, Any] | None:
+    """A `tools/call` result answered by the resident process before the SDK has loaded (what the SDK's
+    server would answer: the structured result, and as text its JSON indented by two), or None."""
+    if not isinstance(params, dict) or not isinstance(params.get("arguments", {}), dict):
+        return None
+    name, arguments = params.get("name"), dict(params.get("arguments") or {})
+    if name not in _FORWARDED or not set(arguments) <= _FORWARDED[name] or not _plain(name, arguments):
+        return None
+    from tether.adapters.mcp.memories import AGENT_SESSION_VARS
+    from tether.model.display import printable_data
+
+    if name == "memory_search":
+        files = arguments.get("files")
+        items = [files] if isinstance(files, str) else files or []
+        arguments["files"] = [part.strip() for item in items for part in item.split(",") if part.strip()]
+    names = ("TETHER_SESSION", *AGENT_SESSION_VARS)
+    session = next((os.environ[n] for n in names if os.environ.get(n)), None)
+    try:
+        answer = remote(cwd.resolve(), name, arguments, session)
+    except Exception:
+        return None  # the SDK's server answers it, and asks the resident process again itself
+    if not isinstance(answer, dict):
+        return None
+    shown = printable_data(answer)  # as the server's tools show memory text (`tools._shown`)
+    text = json.dumps(shown, indent=2, ensure_ascii=False)
+    return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": shown}
+
+
+def _plain(name: str, arguments: dict[str, Any]) -> bool:
+    """Arguments the tool's schema accepts as they are (else the SDK's validation speaks)."""
+    from tether.model.limits import QUERY_MAX
+
+    if name == "memory_get":
+        return isinstance(arguments.get("id"), str) and 0 < len(arguments["id"]) <= 64
+    query, files, limit = arguments.get("query"), arguments.get("files"), arguments.get("limit", 10)
+    return (
+        isinstance(query, str)
+        and 0 < len(query) <= QUERY_MAX
+        and bool(query.strip())
+        and (
+            files is None
+            or isinstance(files, str)
+            or (isinstance(files, list) and all(isinstance(f, str) for f in files))
+        )
+        and arguments.get("category") in (None, *_CATEGORIES)
+        and type(limit) is int
+        and 1 <= limit <= 50
+    )
 
 
 def _request(line: bytes) -> dict[str, Any] | None:
