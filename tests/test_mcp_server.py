@@ -806,7 +806,9 @@ async def test_with_the_resident_process_up_the_read_tools_answer_through_it(pro
                     before = status()["served"]
                     found = await call(mcp, "memory_search", {"query": "which port does staging listen on"})
                     full = await call(mcp, "memory_get", {"id": project.ids["port"]})
-                    again = await mcp.call_tool("memory_search", {"query": "which port does staging listen on"})
+                    again = await mcp.call_tool(
+                        "memory_search", {"query": "which port does staging listen on"}
+                    )
                     answered = status()["served"] - before
                     # Handed back: the server answers it in process, with its own tool error.
                     missing = await fails(mcp, "memory_get", {"id": "deadbeef"})
