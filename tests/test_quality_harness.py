@@ -36,7 +36,7 @@ from evaluate import (
     score,
     strongest,
 )
-from judged import agreement, judged_labels
+from judged import agreement, drop_judged, judged_labels, located
 from online import replay
 from product import Project, attach
 from tether_retriever import TetherRetriever
@@ -388,6 +388,19 @@ def test_judged_labels_and_their_agreement_with_the_mechanical_ones() -> None:
     # (both, mechanical positives, judged relevant) over the judged pairs
     assert agreement(rows, mechanical, ("needed",)) == (1, 3, 1)
     assert agreement(rows, mechanical, ("needed", "helpful")) == (1, 3, 2)
+
+
+def test_a_later_judging_round_pools_only_new_pairs_and_keeps_earlier_locations() -> None:
+    judged = [{"commit": "t1", "rule": "a"}, {"commit": "t2", "rule": "b"}]
+    pool = {"t1": {"a": {"systems": ["x"]}, "c": {"systems": ["x@4"]}}, "t2": {"b": {"systems": ["x"]}}}
+    assert drop_judged(pool, judged) == {"t1": {"c": {"systems": ["x@4"]}}}  # t2 had nothing new
+    # An earlier verdict keeps the path and line it was frozen with, even when the rule's id is gone now.
+    previous = {("t1", "a"): {"path": "AGENTS.md", "line": 3}}
+    where = {"c": ("GEMINI.md", 9)}
+    assert located({"commit": "t1", "rule": "a"}, previous, where) == ("AGENTS.md", 3)
+    assert located({"commit": "t1", "rule": "c"}, previous, where) == ("GEMINI.md", 9)
+    with pytest.raises(SystemExit):
+        located({"commit": "t1", "rule": "gone"}, previous, where)
 
 
 def test_two_builds_of_a_project_give_the_same_memory_ids(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Hand-judged labels beside the mechanical ones: the blind judging pool, and scoring against the verdicts.
 
     python benchmarks/quality/judged.py pool        # sample dev tasks, pool the systems' top 3, write sheets
+    python benchmarks/quality/judged.py pool --round3  # the judged tasks again: new top-5 pairs, sheets_r3/
     python benchmarks/quality/judged.py freeze      # data/judging/verdicts.json -> labels/judged/judgments.json
     python benchmarks/quality/run.py --judged       # Recall@3 on the judged labels, and the agreement
 
@@ -64,9 +65,15 @@ def sample_tasks(corpus: Corpus, labels: Labels, with_positive: int, without: in
 
 
 def build_pool(
-    corpus: Corpus, commits: Sequence[str], runs: Sequence[Run], labels: Labels, seed: int
+    corpus: Corpus,
+    commits: Sequence[str],
+    runs: Sequence[Run],
+    labels: Labels,
+    seed: int,
+    depth: int = 3,
+    random_in_scope: int = RANDOM_IN_SCOPE,
 ) -> dict[str, dict[str, dict[str, object]]]:
-    """commit -> doc id -> why it is in the pool (systems, random in-scope, mechanical label)."""
+    """commit -> doc id -> why it is in the pool (systems with the rank, random in-scope, mechanical label)."""
     docs = {d.id: d for d in docs_of(corpus)}
     task_files = {t.commit: t.files for t in corpus.tasks}
     pool: dict[str, dict[str, dict[str, object]]] = {}
@@ -75,12 +82,13 @@ def build_pool(
         for run in runs:
             if run.mode != POOL_MODE or commit not in run.commits:
                 continue
-            for doc_id in run.ranked[run.commits.index(commit)][:3]:
-                entry.setdefault(doc_id, {"systems": []})["systems"].append(run.system)  # type: ignore[union-attr]
+            for rank, doc_id in enumerate(run.ranked[run.commits.index(commit)][:depth], 1):
+                system = run.system if rank <= 3 else f"{run.system}@{rank}"
+                entry.setdefault(doc_id, {"systems": []})["systems"].append(system)  # type: ignore[union-attr]
         rng = random.Random(f"{seed}:{commit}")
         files = task_files[commit]
         in_scope = [d for d in docs if d not in entry and any(docs[d].covers(f) for f in files)]
-        for doc_id in rng.sample(in_scope, min(RANDOM_IN_SCOPE, len(in_scope))):
+        for doc_id in rng.sample(in_scope, min(random_in_scope, len(in_scope))):
             entry.setdefault(doc_id, {"systems": []})["random_in_scope"] = True
         for doc_id in labels.get(commit, set()):
             if doc_id in docs:
@@ -115,11 +123,30 @@ def diff_text(corpus: Corpus, commit: str) -> str:
     return stat + "\n\n" + "\n".join(out)
 
 
+def drop_judged(
+    pool: dict[str, dict[str, dict[str, object]]], rows: Sequence[dict[str, object]]
+) -> dict[str, dict[str, dict[str, object]]]:
+    """The pool without the pairs (commit, rule id) already judged, and without tasks left empty."""
+    judged = {(str(r["commit"]), str(r["rule"])) for r in rows}
+    out = {}
+    for commit, entry in pool.items():
+        kept = {d: why for d, why in entry.items() if (commit, d) not in judged}
+        if kept:
+            out[commit] = kept
+    return out
+
+
 def write_sheets(
-    corpora: Sequence[Corpus], pools: dict[str, dict[str, dict[str, dict[str, object]]]], seed: int
+    corpora: Sequence[Corpus],
+    pools: dict[str, dict[str, dict[str, dict[str, object]]]],
+    seed: int,
+    tag: str = "",
 ) -> int:
-    """One markdown sheet per task; a verdict template; the key. Returns the number of pairs."""
-    sheets = WORK / "sheets"
+    """One markdown sheet per task; a verdict template; the key. Returns the number of pairs.
+
+    `tag` names a later round's files (`sheets{tag}/`, `key{tag}.json`, `verdicts{tag}.json`) so that the
+    earlier rounds' sheets and key stay as they were."""
+    sheets = WORK / f"sheets{tag}"
     sheets.mkdir(parents=True, exist_ok=True)
     template: list[dict[str, str]] = []
     key: dict[str, object] = {}
@@ -161,11 +188,26 @@ def write_sheets(
                 "\n".join(lines), encoding="utf-8"
             )
             key[commit] = entry
-    (WORK / "key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
-    verdicts = WORK / "verdicts.json"
+    (WORK / f"key{tag}.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+    verdicts = WORK / f"verdicts{tag}.json"
     if not verdicts.exists():
         verdicts.write_text(json.dumps(template, indent=1), encoding="utf-8")
     return len(template)
+
+
+def located(
+    row: dict[str, object],
+    previous: dict[tuple[str, str], dict[str, object]],
+    where: dict[str, tuple[str, int]],
+) -> tuple[str, int]:
+    """Where a verdict's rule lives: as recorded when the pair was judged before (an earlier round's verdict
+    stays as it was frozen, even after rule rendering changed its id or moved it), else from the rules now."""
+    before = previous.get((str(row["commit"]), str(row["rule"])))
+    if before is not None:
+        return str(before["path"]), int(before["line"])  # type: ignore[call-overload]
+    if row["rule"] not in where:
+        raise SystemExit(f"{str(row['commit'])[:10]} {row['rule']}: no such rule in the current corpus")
+    return where[str(row["rule"])]
 
 
 def freeze(corpora: Sequence[Corpus]) -> Path:
@@ -173,6 +215,7 @@ def freeze(corpora: Sequence[Corpus]) -> Path:
     rows = json.loads((WORK / "verdicts.json").read_text(encoding="utf-8"))
     where = {d.id: (d.path, d.line) for c in corpora for d in docs_of(c)}
     out = []
+    previous = {(str(r["commit"]), str(r["rule"])): r for r in load_judgments()} if JUDGMENTS.exists() else {}
     for row in rows:
         if row["verdict"] not in VERDICTS:
             raise SystemExit(
@@ -180,7 +223,7 @@ def freeze(corpora: Sequence[Corpus]) -> Path:
             )
         if not row["reason"].strip():
             raise SystemExit(f"{row['commit'][:10]} {row['rule']}: no reason given")
-        path, line = where[row["rule"]]
+        path, line = located(row, previous, where)
         out.append(row | {"path": path, "line": line})
     out.sort(key=lambda r: (r["repo"], r["commit"], r["path"], r["line"]))
     JUDGED_DIR.mkdir(parents=True, exist_ok=True)
@@ -298,6 +341,41 @@ def judged_report(
     return "\n".join(out)
 
 
+ROUND3_SYSTEMS = (
+    "tether_retriever:tether",
+    "tether_retriever:text_max_014",
+    "tether_retriever:text_max_042",
+    "tether_retriever:dir_hit_02",
+)
+ROUND3_DEPTH = 5
+
+
+def pool_round3(corpora: Sequence[Corpus], seed: int) -> int:
+    """Round 3: the same judged tasks, every baseline's and ROUND3_SYSTEMS' top 5 and the mechanical positives
+    (no random draw), less the pairs already judged."""
+    import importlib
+
+    rows = load_judgments()
+    makers = list(BASELINES.values())
+    for spec in ROUND3_SYSTEMS:
+        module, _, name = spec.partition(":")
+        makers.append(getattr(importlib.import_module(module), name))
+    pools = {}
+    for corpus in corpora:
+        judged_commits = {str(r["commit"]) for r in rows if r["repo"] == corpus.repo}
+        commits = [t.commit for t in corpus.tasks if t.commit in judged_commits]
+        labels = load_labels(corpus, "dev")
+        runs: list[Run] = []
+        for make in makers:
+            runs.extend(evaluate(corpus, make(), "dev", (POOL_MODE,), only=set(commits)))
+        pool = build_pool(corpus, commits, runs, labels, seed, depth=ROUND3_DEPTH, random_in_scope=0)
+        pools[corpus.repo] = drop_judged(pool, rows)
+        sizes = [len(p) for p in pools[corpus.repo].values()]
+        print(f"{corpus.repo}: {len(commits)} tasks, new pairs per task {sizes}")  # counts only: stay blind
+    print(f"{write_sheets(corpora, pools, seed, tag='_r3')} pairs; sheets in {WORK / 'sheets_r3'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -309,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--without", type=int, default=1, help="sampled tasks without one")
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument(
+        "--round3",
+        action="store_true",
+        help="pool the tasks already judged (judgments.json): ranks 1-5 of the baselines and ROUND3_SYSTEMS, "
+        "and the mechanical positives, without the pairs already judged (sheets_r3/, key_r3.json)",
+    )
     args = parser.parse_args(argv)
     from product import attach
 
@@ -321,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from tether_retriever import tether
 
+    if args.round3:
+        return pool_round3(corpora, args.seed)
     pools = {}
     for corpus in corpora:
         labels = load_labels(corpus, "dev")

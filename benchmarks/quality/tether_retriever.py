@@ -262,6 +262,38 @@ def tether() -> TetherRetriever:
     return TetherRetriever()
 
 
+class ConstantsRetriever(TetherRetriever):
+    """Tether as shipped with some `tether.recall.scoring` constants changed while it ranks (restored after)."""
+
+    def __init__(self, name: str, constants: dict[str, float]) -> None:
+        super().__init__(name)
+        self.constants = dict(constants)
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        saved = {k: getattr(scoring, k) for k in self.constants}
+        for k, v in self.constants.items():
+            setattr(scoring, k, v)
+        try:
+            return super().retrieve(task, mode)
+        finally:
+            for k, v in saved.items():
+                setattr(scoring, k, v)
+
+
+def text_max_014() -> TetherRetriever:
+    """The previous release's text weight (TEXT_MAX 0.14; shipped 0.28)."""
+    return ConstantsRetriever("tether-text0.14", {"TEXT_MAX": 0.14})
+
+
+def text_max_042() -> TetherRetriever:
+    return ConstantsRetriever("tether-text0.42", {"TEXT_MAX": 0.42})
+
+
+def dir_hit_02() -> TetherRetriever:
+    """A directory hit worth less against an exact file hit (DIR_HIT_FACTOR 0.2; shipped 0.4)."""
+    return ConstantsRetriever("tether-dir0.2", {"DIR_HIT_FACTOR": 0.2})
+
+
 def file_only() -> TetherRetriever:
     return TetherRetriever("tether:file", ("file",))
 
