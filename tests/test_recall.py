@@ -359,3 +359,19 @@ def test_a_rule_naming_what_the_touched_code_uses_comes_with_it(ws: Workspace) -
     assert rule.id not in ids(off)  # the code channel is what found it
     path.write_text("def run():\n    return 1\n")  # the code no longer uses it: the evidence goes with it
     assert rule.id not in ids(ws.recaller().recall("", ["src/app/agent.py"], record=False))
+
+
+def test_a_root_rule_whose_words_name_the_touched_paths_comes_with_them(ws: Workspace) -> None:
+    """A memory tied to no file applies everywhere; once files are touched, the touched paths' words in its
+    text tie it to this work and admit it (issue 17: scope-BM25 ties root rules the same way). A memory tied
+    to other files, or one sharing no path word, is not admitted by path words."""
+    tests_rule = ws.add("Run the migrations tests with `make check-migrations` before pushing").memory
+    docs_rule = ws.add("Documentation pages use sentence case headings").memory
+    scoped = ws.add("Migrations tests need a scratch database", files=["docs/"]).memory
+    touched = ["db/migrations/0042_add_index.sql"]
+    result = ws.recaller().recall("", touched, record=False)
+    assert ids(result) == [tests_rule.id]
+    assert "paths" in result.memories[0].receipt
+    assert docs_rule.id not in ids(result) and scoped.id not in ids(result)
+    assert ws.recaller().recall("", ["src/other.py"], record=False).memories == []  # no path word shared
+    assert ws.recaller().recall("", [], record=False).memories == []  # nothing touched: nothing ties it

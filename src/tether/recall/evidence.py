@@ -32,6 +32,7 @@ class Evidence:
 
     file: str | None = None  # the file or directory ref that names a touched file
     names: str = ""  # a touched file the memory's text names outright (`render.tsx`)
+    paths: bool | None = None  # a memory tied to no file whose text holds the touched paths' words
     cochange: str | None = None  # the neighbour (changes with a touched file) this memory is on
     text: float | None = None  # word-index strength; 0.0 when only the trigram index matched
     text_rank: int | None = None  # rank among the word-index matches
@@ -98,6 +99,7 @@ class Candidate:
         return bool(
             e.file
             or e.names
+            or e.paths
             or e.cochange
             or e.text_match
             or e.sem_strong
@@ -249,6 +251,8 @@ def receipt(c: Candidate) -> str:
         parts.append(f"names({e.ident})")
     if e.names:
         parts.append(f"names({e.names.rsplit('/', 1)[-1]})")
+    if e.paths:
+        parts.append("paths")
     if e.code:
         parts.append(f"code({', '.join(e.code[:2])}{', …' if len(e.code) > 2 else ''})")
     if e.cochange is not None:

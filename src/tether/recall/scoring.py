@@ -46,6 +46,15 @@ NAMED_FILE_HIT = 0.15
 # 0.30 → 0.387, 0.15 → 0.468 (gitbutler 0.144 → 0.441, langfuse 0.643 → 0.571); the hand-judged sample
 # 0.245 → 0.318 needed (30 tasks); file-tied unchanged.
 PATH_TEXT_MAX = 0.15
+# A memory tied to no file (a root rule, a general preference) applies everywhere: once files are touched,
+# the touched paths' words in its text ("Run tests with `cargo nextest`" when `src/tests.rs` is touched) are
+# what ties it to this work, as scope-BM25 ties a root rule by adding the path words to its query. It is
+# evidence on its own (the memory may be injected), where before only text, code or semantic evidence could
+# admit a root rule, however well the paths matched. Dev window (rules with files; hand-judged, round 3,
+# needed / needed+helpful): off 0.460, 0.201 / 0.170; on 0.478, 0.201 / 0.265 (scope-bm25 0.302), the same
+# for any path magnitude from 0.1 to 0.8 of the best path match (only the best one: 0.182). Gotchas unchanged
+# (every comment is tied to its file); prompt-only unchanged (nothing is touched).
+ROOT_PATH_EVIDENCE = True
 # Path words say where a memory applies; a memory naming the touched file itself already says so (it gets
 # the full path magnitude), and among a file's own memories path words only add noise: the prompt decides. Dev window: the
 # file-tied evaluation 0.421 -> 0.493 (25+ bucket 0.172 -> 0.355), the rule evaluation unchanged.
