@@ -231,6 +231,55 @@ def test_reindex(repo: Path, tether: Tether) -> None:
     assert run.code == 0 and "indexed 1 memory" in run.out
 
 
+def on_a_terminal(args: list[str], cwd: Path, home: Path) -> tuple[int, str, str]:
+    """Run the installed command with its stderr on a pseudo-terminal: (exit code, stdout, the terminal)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(TETHER_BIN), *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env={**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "0"},
+            timeout=60,
+        )
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    return done.returncode, done.stdout.decode(), shown.decode(errors="replace")
+
+
+def test_reindex_and_rules_sync_show_progress_on_a_terminal_only(
+    repo: Path, home: Path, tether: Tether
+) -> None:
+    for n in range(3):
+        add_json(tether, f"Survives a reindex, number {n}")
+    (repo / "AGENTS.md").write_text("- Never push to main directly.\n- Run make check before a commit.\n")
+    code, out, shown = on_a_terminal(["reindex"], repo, home)
+    assert code == 0 and "indexed 3 memories" in out
+    assert "reading notes: 0 of 3" in shown and "writing the index" in shown
+    assert shown.endswith("\r\x1b[2K")  # cleared before anything else is printed
+    code, out, shown = on_a_terminal(["rules", "sync"], repo, home)
+    assert code == 0 and "AGENTS.md: 2 added" in out and "syncing rule files: 0 of 1" in shown
+    code, out, shown = on_a_terminal(["rules", "sync", "--json"], repo, home)
+    assert code == 0 and json.loads(out)["files"] and shown == ""  # --json: quiet
+    assert "reading notes" not in tether("reindex").err  # off a terminal: quiet
+
+
 # -- real subprocesses of the installed command -----------------------------------------------------------
 
 

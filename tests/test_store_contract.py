@@ -87,7 +87,7 @@ def test_put_get_update_remove(store: Store) -> None:
 def test_find_filters_and_count(store: Store) -> None:
     put(store, mem("0000000a", "a", category="gotcha", files=("x.py",)))
     put(store, mem("0000000b", "b", category="pref", pinned=True, origin="rules:AGENTS.md"))
-    put(store, mem("0000000c", "c", status="archived"))
+    put(store, mem("0000000c", "c", status="archived", supersedes="0000000a"))
     put(store, mem("0000000d", "d", scope="user", origin="agent"))
 
     def ids(**kw: object) -> list[str]:
@@ -104,6 +104,8 @@ def test_find_filters_and_count(store: Store) -> None:
     assert ids(scope="user") == ["0000000d"]
     assert ids(file="x.py") == ["0000000a"]
     assert ids(ids=("0000000b", "0000000c")) == ["0000000b"]
+    assert ids(status=None, supersedes="0000000a") == ["0000000c"]  # what replaced it (`Memories.chain`)
+    assert ids(supersedes="0000000a") == []  # archived: not active
     assert ids(limit=1) == ["0000000a"]
     assert store.count(Query(status=None)) == 4
     assert store.count(Query(status=None, limit=1)) == 4

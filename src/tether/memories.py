@@ -159,8 +159,9 @@ class Memories:
         """What `memory` replaced, oldest last, and what replaced it, newest first."""
         out: list[Memory] = []
         seen = {memory.id}
-        for newer in self.store.find(Query(status=None)):
-            if newer.supersedes == memory.id and newer.id not in seen:
+        # The store finds the replacements: reading every memory to look was 180-300 ms at 10k (memory_get).
+        for newer in self.store.find(Query(status=None, supersedes=memory.id)):
+            if newer.id not in seen:
                 out.append(newer)
                 seen.add(newer.id)
         current = memory

@@ -311,7 +311,12 @@ def _matches(m: Memory, q: Query) -> bool:
         return False
     if any(
         value is not None and getattr(m, name) != value
-        for name, value in (("category", q.category), ("scope", q.scope), ("session", q.session))
+        for name, value in (
+            ("category", q.category),
+            ("scope", q.scope),
+            ("session", q.session),
+            ("supersedes", q.supersedes),
+        )
     ):
         return False
     if q.origin is not None and not (

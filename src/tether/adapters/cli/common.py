@@ -151,7 +151,14 @@ def memories(n: int) -> str:
     return f"{n} memory" if n == 1 else f"{n} memories"
 
 
-_STAGES = {"history": "reading git history: {done:,} commits", "writing": "writing the repo map"}
+_STAGES = {
+    "history": "reading git history: {done:,} commits",
+    "writing": "writing the repo map",
+    "index": "writing the index",
+    "notes": "reading notes: {done:,}",
+    "embedding": "embedding memories: {done:,}",
+    "rules": "syncing rule files: {done:,}",
+}
 
 
 @contextmanager

@@ -17,13 +17,13 @@ from tether.adapters.mcp.results import (
     AddResult,
     Changed,
     Full,
-    Hit,
     Links,
     Neighbour,
     SearchResult,
     brief,
     changed,
     full,
+    search_result,
 )
 from tether.lifecycle.review import request_pin
 from tether.memories import Added
@@ -147,34 +147,21 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             raise ToolError(
                 "query is empty: say what you want to know, or pass `files` to find memories about them"
             )
+        arguments = {"query": query, "files": paths, "category": category, "limit": limit}
+        answered = memories.through_resident("memory_search", arguments)
+        if answered is not None:
+            return cast(SearchResult, answered)
         with memories.use() as ws:
-            found = ws.search(query, limit=limit, category=category, files=paths)
-            hits: list[Hit] = [
-                {
-                    "id": r.memory.id,
-                    "summary": r.memory.summary,
-                    "category": r.memory.category,
-                    "origin": r.memory.origin,
-                    "score": round(r.score, 4),
-                    "receipt": r.receipt,
-                    "confidence": r.confidence,
-                    "has_details": bool(r.memory.details),
-                }
-                for r in found
-            ]
-        if not hits:
-            hint = "no memory matched: try other words or fewer of them; memory_add saves what you learn"
-        elif all(h["confidence"] == "weak" for h in hits):
-            hint = "no strong match: these are only the nearest memories; memory_get <id> returns one in full"
-        else:
-            hint = "memory_get <id> returns a memory's full text"
-        return {"results": hits, "hint": hint}
+            return search_result(ws, query, files=paths, category=category, limit=limit)
 
     @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())
     @_shown
     def memory_get(id: MemoryId) -> Full:
         """The full text of one memory (details, files, links, status, what it supersedes). Archived and
         superseded memories are still readable here."""
+        answered = memories.through_resident("memory_get", {"id": id})
+        if answered is not None:
+            return cast(Full, answered)
         with memories.use() as ws:
             memory = ws.ack(ws.resolve(id), session=agent_session(), via="memory_get")
             return full(ws, memory)

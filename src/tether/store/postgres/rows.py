@@ -116,7 +116,7 @@ def where(query: Query, params: dict[str, Any]) -> sql.Composable:
     if query.status is not None:
         clauses.append(sql.SQL("status = ANY(%(status)s)"))
         params["status"] = list(query.status)
-    for column in ("category", "scope", "session"):
+    for column in ("category", "scope", "session", "supersedes"):
         value = getattr(query, column)
         if value is not None:
             clauses.append(sql.SQL("{} = {}").format(sql.Identifier(column), sql.Placeholder(column)))

@@ -480,7 +480,7 @@ def _where(query: Query) -> tuple[str, list[Any]]:
     if query.status is not None:
         clauses.append(f"status IN ({','.join('?' * len(query.status))})")
         params.extend(query.status)
-    for column in ("category", "scope", "session"):
+    for column in ("category", "scope", "session", "supersedes"):
         value = getattr(query, column)
         if value is not None:
             clauses.append(f"{column} = ?")
