@@ -12,6 +12,12 @@ clock when the `tools/list` answer arrives (initialize, initialized, tools/list 
 - then one `memory_search` on the `tether mcp` connection: the first call, which waits for the SDK and opens
   the index, and a second one (the per-call cost).
 
+Then the per-call cost at `--call-sizes` memories (real note files, indexed once): one long-lived `tether mcp`
+answering in process (`TETHER_RESIDENT=0`) and one whose read tools go through the project's resident
+process, each `memory_search` and `memory_get` call interleaved with a `tools/list` round trip to the plain
+loop (the floor for one JSON-RPC exchange over stdio); and the first `memory_search` of a freshly spawned
+`tether mcp`, after its handshake, both ways.
+
 Ratios are medians of per-run ratios against the plain loop measured in the same run.
 """
 
@@ -26,7 +32,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from tether.project import init_project
@@ -109,11 +117,135 @@ def session(argv: list[str], root: Path, env: dict[str, str], calls: int = 0) ->
     return marks
 
 
+class Connection:
+    """One long-lived server over stdio, past its handshake: `call` times one request's answer."""
+
+    def __init__(self, argv: list[str], root: Path, env: dict[str, str]) -> None:
+        self.server = subprocess.Popen(
+            argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self.ident = 100
+        for message in HANDSHAKE:
+            self.send(message)
+
+    def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        assert self.server.stdin is not None and self.server.stdout is not None
+        self.server.stdin.write(json.dumps(message).encode() + b"\n")
+        self.server.stdin.flush()
+        if "id" not in message:
+            return None
+        answer: dict[str, Any] = json.loads(self.server.stdout.readline())
+        return answer
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> float:
+        self.ident += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.ident, "method": method}
+        if params is not None:
+            message["params"] = params
+        started = time.perf_counter()
+        answer = self.send(message)
+        took = time.perf_counter() - started
+        result = (answer or {}).get("result") or {}
+        if "error" in (answer or {}) or result.get("isError"):
+            raise SystemExit(f"{method} failed: {answer}")
+        return took
+
+    def close(self) -> None:
+        assert self.server.stdin is not None
+        self.server.stdin.close()
+        self.server.wait(timeout=60)
+
+
+def per_call(size: int, runs: int) -> None:
+    """memory_search and memory_get, in process and through the resident process, against the plain loop."""
+    import random
+
+    from bench_hooks import WORDS, build
+    from bench_resident import start_resident
+
+    from tether.store.base import Query
+
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory(prefix="tether-bench-mcp-") as tmp:
+        root, home = Path(tmp) / "repo", Path(tmp) / "home"
+        home.mkdir()
+        build(root, home, size, rng)
+        with Workspace.open(root, home=home) as ws:
+            ids = [m.id for m in ws.find(Query(limit=runs + 1))]
+        runtime = tempfile.mkdtemp(prefix="tbm-", dir="/tmp")
+        env = {**os.environ, "TETHER_HOME": str(home), "XDG_RUNTIME_DIR": runtime, "TETHER_RESIDENT": "1"}
+        resident = start_resident(root, env)
+        tether = [sys.executable, "-m", "tether", "mcp"]
+        connections = {
+            "plain loop": Connection([sys.executable, "-c", PLAIN_LOOP], root, env),
+            "in process": Connection(tether, root, {**env, "TETHER_RESIDENT": "0"}),
+            "resident": Connection(tether, root, env),
+        }
+        ratios: dict[tuple[str, str], list[float]] = {}
+        millis: dict[tuple[str, str], list[float]] = {}
+        try:
+            for n in range(runs + 1):  # the first round loads the SDK and opens the index
+                query = " ".join(rng.sample(WORDS, 3))
+                calls = {
+                    "memory_search": {"name": "memory_search", "arguments": {"query": query}},
+                    "memory_get": {"name": "memory_get", "arguments": {"id": ids[n]}},
+                }
+                for tool, params in calls.items():
+                    for mode in ("in process", "resident"):
+                        floor = connections["plain loop"].call("tools/list")
+                        took = connections[mode].call("tools/call", params)
+                        if n:
+                            ratios.setdefault((tool, mode), []).append(took / floor)
+                            millis.setdefault((tool, mode), []).append(took * 1000)
+            # The first memory_search of a fresh `tether mcp`: in process it waits for the SDK and opens the
+            # index; through the resident process the front answers it before the SDK has loaded.
+            search = {"name": "memory_search", "arguments": {"query": "upload retry backoff"}}
+            for _ in range(runs):
+                for mode, environ in (("in process", {**env, "TETHER_RESIDENT": "0"}), ("resident", env)):
+                    floor = connections["plain loop"].call("tools/list")
+                    fresh = Connection(tether, root, environ)
+                    took = fresh.call("tools/call", search)
+                    fresh.close()
+                    ratios.setdefault(("first memory_search", mode), []).append(took / floor)
+                    millis.setdefault(("first memory_search", mode), []).append(took * 1000)
+        finally:
+            for connection in connections.values():
+                connection.close()
+            resident.terminate()
+            resident.wait(timeout=30)
+    print(
+        f"\nper call, {size} memories ({runs} interleaved runs; x a tools/list round trip to the plain loop)"
+    )
+    print("| memories | tool | in process | resident | resident / in process |")
+    print("|---|---|---|---|---|")
+    for tool in ("memory_search", "memory_get", "first memory_search"):
+        local, remote = ratios[(tool, "in process")], ratios[(tool, "resident")]
+        paired = statistics.median(
+            r / i for r, i in zip(millis[(tool, "resident")], millis[(tool, "in process")], strict=True)
+        )
+        print(
+            f"| {size} | {tool} | {statistics.median(local):.1f}x "
+            f"({statistics.median(millis[(tool, 'in process')]):.1f} ms) | {statistics.median(remote):.1f}x "
+            f"({statistics.median(millis[(tool, 'resident')]):.1f} ms) | {paired:.2f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--call-sizes", default="1000,10000", help="per-call sizes ('' to skip)")
+    parser.add_argument("--spawn", action=argparse.BooleanOptionalAction, default=True, help="spawn runs")
     args = parser.parse_args()
+    if args.spawn:
+        spawn(args.runs, args.memories)
+    for size in (int(s) for s in args.call_sizes.split(",") if s):
+        per_call(size, args.runs)
+
+
+def spawn(runs: int, memories: int) -> None:
+    """Spawn -> tools/list, and the first two memory_search calls on `tether mcp`."""
+    args = argparse.Namespace(runs=runs, memories=memories)
     with tempfile.TemporaryDirectory() as tmp:
         root, home = make_project(Path(tmp), args.memories)
         env = {**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "0"}

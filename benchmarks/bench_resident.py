@@ -35,6 +35,8 @@ from tether.resident import client
 
 TETHER = str(Path(sys.executable).with_name("tether"))
 PROMPT = "why does the upload retry loop ignore the backoff config?"
+# Sessions the project has had before the benchmark: past the cleanup hint's 20, as in a project in use.
+PAST_SESSIONS = 25
 
 
 def run_child(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
@@ -102,7 +104,11 @@ def measure(size: int, runs: int, rng: random.Random, soak: int) -> None:
         home.mkdir()
         built = time.perf_counter()
         files = build(root, home, size, rng)
-        print(f"\n{size} memories (notes written and indexed in {time.perf_counter() - built:.0f} s)")
+        past_sessions(root, home, PAST_SESSIONS)
+        print(
+            f"\n{size} memories, {PAST_SESSIONS} past sessions "
+            f"(notes written and indexed in {time.perf_counter() - built:.0f} s)"
+        )
         runtime = tempfile.mkdtemp(prefix="tbr-", dir="/tmp")
         env = {**os.environ, "TETHER_HOME": str(home), "XDG_RUNTIME_DIR": runtime, "TETHER_RESIDENT": "1"}
         local = {**env, "TETHER_RESIDENT": "0"}
@@ -154,15 +160,32 @@ def measure(size: int, runs: int, rng: random.Random, soak: int) -> None:
             server.wait(timeout=30)
 
 
+def past_sessions(root: Path, home: Path, count: int) -> None:
+    """`count` earlier sessions in the index, as a project in use has: the cleanup hint's check (20+
+    sessions) is live, so a session start that pays for it shows."""
+    from tether.model.timestamps import utcnow
+    from tether.workspace import Workspace
+
+    with Workspace.open(root, home=home) as ws, ws.store.transaction():
+        for n in range(count):
+            ws.store.put_session_state(f"past-{n}", {"turn": 1}, utcnow())
+
+
 def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
     """Where a session start's time goes inside a long-lived process (as the resident answers it): the
-    note sync and each housekeeping pass, medians of `rounds` with nothing new to do."""
+    note sync and each housekeeping pass, medians of `rounds` with nothing new to do; then what the
+    periodic passes cost on the one session start where they are due, and the resident's watch of every
+    note between requests (a whole pass, and its longest slice: what a request arriving during it waits)."""
+    from tether.lifecycle.archive import archive_candidates
+    from tether.lifecycle.cleanup import cleanup_candidates
     from tether.lifecycle.housekeeping import maintain
     from tether.notes.sync import FRESH_SECONDS
+    from tether.resident.answers import SLICE_SECONDS
     from tether.store.base import Query
     from tether.workspace import Workspace
 
     times: dict[str, list[float]] = {}
+    counts: list[int] = []  # slices a watch pass took
 
     def note(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds * 1000)
@@ -171,6 +194,7 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
     os.environ["TETHER_HOME"] = str(home)
     try:
         with Workspace.open(root, home=home, light=True) as ws:
+            sessions = ws.store.session_count()
             maintain(ws, in_hook=True)  # the first one does what there is to do; then nothing is new
             for _ in range(rounds):
                 started = time.perf_counter()
@@ -184,14 +208,32 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
                 started = time.perf_counter()
                 ws.find(Query(pinned=True))
                 note("pinned memories", time.perf_counter() - started)
+                started = time.perf_counter()
+                archive_candidates(ws)
+                note("when due (every 6 h): archive pass", time.perf_counter() - started)
+                started = time.perf_counter()
+                cleanup_candidates(ws)
+                note("when due (every 6 h): cleanup check", time.perf_counter() - started)
+                ws.sync(full=True)
+                slices, longest, started = 0, 0.0, time.perf_counter()
+                while True:
+                    begun = time.perf_counter()
+                    done = ws.index.watch(SLICE_SECONDS)
+                    longest, slices = max(longest, time.perf_counter() - begun), slices + 1
+                    if done is not None:
+                        break
+                note("resident watch: a whole pass, in slices", time.perf_counter() - started)
+                note("resident watch: its longest slice", longest)
+                counts.append(slices)
     finally:
         if saved is None:
             os.environ.pop("TETHER_HOME", None)
         else:
             os.environ["TETHER_HOME"] = saved
-    print("session start, where the time goes (in process, nothing new; median ms):")
+    print(f"session start, where the time goes (in process, nothing new, {sessions} sessions; median ms):")
     for name, values in times.items():
         print(f"  {name:<44}{statistics.median(values):>8.1f}")
+    print(f"  (a watch pass took {statistics.median(counts):.0f} slices of {SLICE_SECONDS * 1000:.0f} ms)")
 
 
 def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid: int) -> None:

@@ -231,6 +231,55 @@ def test_reindex(repo: Path, tether: Tether) -> None:
     assert run.code == 0 and "indexed 1 memory" in run.out
 
 
+def on_a_terminal(args: list[str], cwd: Path, home: Path) -> tuple[int, str, str]:
+    """Run the installed command with its stderr on a pseudo-terminal: (exit code, stdout, the terminal)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(TETHER_BIN), *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env={**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "0"},
+            timeout=60,
+        )
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    return done.returncode, done.stdout.decode(), shown.decode(errors="replace")
+
+
+def test_reindex_and_rules_sync_show_progress_on_a_terminal_only(
+    repo: Path, home: Path, tether: Tether
+) -> None:
+    for n in range(3):
+        add_json(tether, f"Survives a reindex, number {n}")
+    (repo / "AGENTS.md").write_text("- Never push to main directly.\n- Run make check before a commit.\n")
+    code, out, shown = on_a_terminal(["reindex"], repo, home)
+    assert code == 0 and "indexed 3 memories" in out
+    assert "reading notes: 0 of 3" in shown and "writing the index" in shown
+    assert shown.endswith("\r\x1b[2K")  # cleared before anything else is printed
+    code, out, shown = on_a_terminal(["rules", "sync"], repo, home)
+    assert code == 0 and "AGENTS.md: 2 added" in out and "syncing rule files: 0 of 1" in shown
+    code, out, shown = on_a_terminal(["rules", "sync", "--json"], repo, home)
+    assert code == 0 and json.loads(out)["files"] and shown == ""  # --json: quiet
+    assert "reading notes" not in tether("reindex").err  # off a terminal: quiet
+
+
 # -- real subprocesses of the installed command -----------------------------------------------------------
 
 
@@ -463,3 +512,70 @@ def test_repomap_builds_and_reports_in_json(repo: Path, tether: Run) -> None:
     data = json.loads(done.out)
     assert data["built"] is True and data["renamed"] == 0 and len(data["last_commit"]) == 40
     assert tether("repomap").out.startswith("repo map up to date at ")
+
+
+def complete(
+    tether_proc: Callable[..., subprocess.CompletedProcess[str]],
+    shell: str,
+    line: str,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """What the shell's completion script asks the real `tether` for the last word of `line`."""
+    words = line.split(" ")
+    # bash and zsh pass the index of the word being completed; fish passes the word itself.
+    cword = words[-1] if shell == "fish" else str(len(words) - 1)
+    env = {"COMP_WORDS": line, "COMP_CWORD": cword, "_TETHER_COMPLETE": f"{shell}_complete"}
+    return tether_proc(cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("command", ["get", "edit", "rm", "restore", "pin", "unpin", "ack", "explain"])
+def test_shell_completion_offers_ids_starting_with_what_was_typed(
+    repo: Path, tether: Tether, tether_proc: Callable[..., subprocess.CompletedProcess[str]], command: str
+) -> None:
+    a = str(add_json(tether, "Staging API is on port 6443")["id"])
+    b = str(add_json(tether, "Deploys go through make ship-v2")["id"])
+    done = complete(tether_proc, "bash", f"tether {command} ")
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == sorted([f"plain,{a}", f"plain,{b}"])
+    narrowed = complete(tether_proc, "bash", f"tether {command} {a[:3].upper()}").stdout.split()
+    assert f"plain,{a}" in narrowed and all(item.startswith(f"plain,{a[:3]}") for item in narrowed)
+
+
+def test_shell_completion_describes_ids_in_zsh_and_fish_and_covers_supersede(
+    repo: Path, tether: Tether, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    a = str(add_json(tether, "Staging API is on port 6443")["id"])
+    zsh = complete(tether_proc, "zsh", f"tether get {a[:4]}").stdout.splitlines()
+    assert zsh[:3] == ["plain", a, "Staging API is on port 6443"]
+    fish = complete(tether_proc, "fish", f"tether supersede {a[:2]}").stdout.splitlines()
+    assert f"plain,{a}\tStaging API is on port 6443" in fish
+    option = complete(tether_proc, "bash", "tether add Newer --supersedes ").stdout.split()
+    assert f"plain,{a}" in option
+    # The scripts to enable it, as the README says to load them.
+    for shell, marker in [("bash", "_tether_completion"), ("zsh", "#compdef tether"), ("fish", "complete")]:
+        script = tether_proc(env={"_TETHER_COMPLETE": f"{shell}_source"})
+        assert script.returncode == 0 and marker in script.stdout, (shell, script.stdout[:200])
+
+
+def test_shell_completion_is_silent_where_there_is_nothing_to_offer(
+    repo: Path, tmp_path: Path, tether: Tether, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    add_json(tether, "Staging API is on port 6443")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    nothing = complete(tether_proc, "bash", "tether get ", cwd=outside)
+    assert (nothing.returncode, nothing.stdout.strip(), nothing.stderr) == (0, "", "")
+    (repo / ".tether" / "index.db").write_bytes(b"not a database at all" * 100)
+    damaged = complete(tether_proc, "bash", "tether get ")
+    # No traceback and no error text in the user's command line; the next real command recovers.
+    assert damaged.returncode == 0 and "Traceback" not in damaged.stdout + damaged.stderr
+
+
+def test_shell_completion_of_review_offers_the_pending_requests(
+    repo: Path, ws: Workspace, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    asked = ws.add("Always run the linter first", origin="agent", pinned=True)
+    assert asked.pending
+    for verb in ("approve", "reject"):
+        items = complete(tether_proc, "fish", f"tether review {verb} ").stdout.splitlines()
+        assert items == [f"plain,{asked.memory.id}\tadd: Always run the linter first"], items

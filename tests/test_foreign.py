@@ -72,13 +72,16 @@ def test_basic_memory_notes_and_their_decisive_observations(tmp_path: Path) -> N
     note = memories["Coffee Brewing Methods"]
     assert note.category == "context" and note.details.startswith("How the team brews.")
     assert "- [method] Pour over gives more clarity #brewing" in note.details  # kept as written
-    assert note.details.endswith("Tags: #coffee #brewing")
+    # Tags and aliases are fields of the memory (frontmatter of its note), not text in the details.
+    assert note.tags == ("coffee", "brewing") and "Tags:" not in note.details
     assert note.links == ("Coffee Bean Origins",)
     decision = memories["The office uses a V60, not a French press"]
     assert decision.category == "decision"
-    assert decision.details == "cheaper filters\n\nFrom [[Coffee Brewing Methods]]\n\nTags: #gear"
+    assert decision.details == "cheaper filters\n\nFrom [[Coffee Brewing Methods]]" and decision.tags == (
+        "gear",
+    )
     assert memories["The grinder jams on oily beans"].category == "gotcha"
-    assert memories["Coffee Bean Origins"].details.endswith("Aliases: Beans")
+    assert memories["Coffee Bean Origins"].aliases == ("Beans",)
     assert {m.origin for m in memories.values()} == {"agent"}
 
 
@@ -267,8 +270,8 @@ def test_claude_mem_observations_of_this_project(run: Callable[..., Run], repo: 
     assert decision["category"] == "decision" and decision["files"] == ["src/app.py"]
     assert decision["details"] == (
         "Proxy limit\n\nWe chose chunking over raising the proxy limit.\n\n- The proxy drops bodies over 5 MB"
-        "\n\nTags: #uploads #proxy"
     )
+    assert decision["tags"] == ["uploads", "proxy"]
     assert listed["Fixed the flaky upload test"]["category"] == "context"
     assert "0 memories" in run("import", "--from", "claude-mem", str(db)).out  # idempotent
     other = run("import", "--from", "claude-mem", str(db), "--project", "another-project", "--dry-run")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -37,8 +38,9 @@ def test_trap_prompt_injects_the_true_facts_and_none_of_the_readme(trap: Path, h
     assert text.startswith("=== Project memory (auto-recalled) ===")
     for fact in ("6443", "callisto", "make ship-v2"):
         assert fact in text
+    # As words: a random memory id may hold "8080" (8080b358 did).
     for lie in ("8080", "europa", "deploy.sh"):
-        assert lie not in text
+        assert not re.search(rf"\b{re.escape(lie)}\b", text)
     assert "memory_get" in text.splitlines()[-1]
 
 

@@ -391,7 +391,7 @@ def test_an_existing_tether_server_is_updated_and_keeps_the_users_keys(tmp_path:
     install(agent, scope="project", root=root, home=home, command=CMD)
     servers = _load(root / rel)["mcpServers"]
     assert list(servers) == ["a", "tether", "z"]  # updated in place
-    assert [servers["tether"]["command"], *servers["tether"]["args"]] == guard.mcp_argv()
+    assert [servers["tether"]["command"], *servers["tether"]["args"]] == guard.mcp_argv(agent)
     assert servers["tether"]["env"] == {"TETHER_HOME": "/data"}
 
 

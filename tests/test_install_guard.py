@@ -159,6 +159,25 @@ def test_without_tether_the_committed_mcp_server_is_a_stand_in_with_no_tools(tmp
     assert peer.close() == 0
 
 
+def test_gemini_clis_stand_in_offers_the_install_hint_as_a_prompt_and_no_tool(tmp_path: Path) -> None:
+    # Gemini CLI counts a server offering no tool, prompt or resource as failed (tests/e2e: "MCP issues
+    # detected"); the hint as a prompt keeps it a working server, with nothing the model can call.
+    peer = StdioPeer(guard.mcp_argv("gemini"), _env(), tmp_path)
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    hello = peer.ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    assert hello is not None and hello["result"]["capabilities"] == {"tools": {}, "prompts": {}}
+    tools = peer.ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert tools is not None and tools["result"] == {"tools": []}
+    prompts = peer.ask({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})
+    assert prompts is not None
+    assert prompts["result"]["prompts"] == [{"name": "install-tether", "description": guard.INSTALL_HINT}]
+    got = peer.ask({"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "install-tether"}})
+    assert got is not None and got["result"]["messages"][0]["content"]["text"] == guard.INSTALL_HINT
+    assert peer.close() == 0
+    assert is_tether_server({"command": "sh", "args": guard.mcp_argv("gemini")[1:]})
+    assert "${" not in guard.mcp_script("gemini") and "$VAR" not in guard.mcp_script("gemini")
+
+
 def test_with_tether_the_committed_mcp_server_is_tethers(tmp_path: Path) -> None:
     env = _env(**{guard.BIN_VAR: str(VENV_TETHER), "TETHER_HOME": str(tmp_path / "home")})
     peer = StdioPeer(guard.mcp_argv(), env, tmp_path)

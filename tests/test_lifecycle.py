@@ -296,6 +296,27 @@ def test_cleanup_hint_once_per_pass(repo: Path, lws: Workspace, clock: Clock) ->
     assert lifecycle.cleanup_hint(lws) is None
 
 
+def test_a_session_start_counts_cleanup_candidates_at_most_every_six_hours(
+    repo: Path, lws: Workspace, clock: Clock
+) -> None:
+    # Counting them reads every memory (450 ms at 10k): a session start with too few to say so must not
+    # pay for it each time.
+    groups = _stale_project(repo, lws, clock)
+    _session(lws, 20)
+    lws.ack(groups["unused"][0].id)
+    assert len(lifecycle.cleanup_candidates(lws)) == 9
+    assert lifecycle.cleanup_hint(lws, in_hook=True) is None  # counted: too few
+    newly = groups["fresh"][0]
+    clock.advance(hours=0.1)  # shown after it was last used
+    lws.store.record([Event(newly.id, "surfaced", clock(), f"s{n}", 1) for n in range(6)])  # 10 stale
+    assert len(lifecycle.cleanup_candidates(lws)) == 10
+    clock.advance(hours=1)
+    assert lifecycle.cleanup_hint(lws, in_hook=True) is None  # counted an hour ago: not again yet
+    clock.advance(hours=6)
+    hint = lifecycle.cleanup_hint(lws, in_hook=True)
+    assert hint is not None and "10 of 32 memories look stale" in hint
+
+
 def test_cleanup_hint_needs_thirty_active(lws: Workspace, clock: Clock) -> None:
     for n in range(12):
         lws.add(f"Stale fact {n}")

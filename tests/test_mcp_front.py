@@ -130,3 +130,37 @@ async def test_a_real_client_sees_the_same_server(project: Path, home: Path) -> 
             tools = {tool.name for tool in (await client.list_tools()).tools}
             result = await client.call_tool("memory_search", {"query": "how do staging deploys go"})
     assert "memory_search" in tools and "make ship" in str(result)
+
+
+def test_read_tools_go_to_the_resident_process_only_in_their_plain_shape(tmp_path: Path) -> None:
+    # The front answers memory_search / memory_get through the resident process before the SDK loads; an
+    # alias, an unknown argument or a bad value waits for the SDK's server (its validation, its errors).
+    from tether.adapters.mcp.front import _through_resident
+
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def remote(cwd: Path, name: str, arguments: dict[str, Any], session: str | None) -> dict[str, Any]:
+        asked.append((name, arguments))
+        return {"results": [{"id": "0a0b0c0d", "summary": "Bell \x07 and ünïcode"}], "hint": "h"}
+
+    def call(name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        return _through_resident(remote, tmp_path, {"name": name, "arguments": arguments})
+
+    answered = call("memory_search", {"query": "staging port", "files": "a.py, b.py", "limit": 3})
+    assert answered is not None and answered["isError"] is False
+    assert asked[-1] == ("memory_search", {"query": "staging port", "files": ["a.py", "b.py"], "limit": 3})
+    shown = answered["structuredContent"]["results"][0]["summary"]
+    assert "\x07" not in shown and "ünïcode" in shown  # control characters shown, not obeyed
+    assert json.loads(answered["content"][0]["text"]) == answered["structuredContent"]
+    assert call("memory_get", {"id": "0a0b0c0d"}) is not None
+    for name, arguments in [
+        ("memory_search", {"q": "alias"}),
+        ("memory_search", {"query": "  "}),
+        ("memory_search", {"query": "x", "limit": 0}),
+        ("memory_search", {"query": "x", "limit": True}),
+        ("memory_search", {"query": "x", "category": "rumour"}),
+        ("memory_get", {"memory_id": "0a0b0c0d"}),
+        ("memory_add", {"summary": "writes stay with the server"}),
+    ]:
+        assert call(name, arguments) is None, (name, arguments)
+    assert len(asked) == 2

@@ -491,6 +491,40 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(proj
         assert len(ws.find()) == 3  # nothing was written
 
 
+def twin_notes(root: Path) -> None:
+    """Two notes whose ids share their first four characters, written as a teammate's commit brings them."""
+    for n in (1, 2):
+        (root / ".tether" / "memories" / f"abcd{n}{n}{n}{n}-twin.md").write_text(
+            f"---\nid: abcd{n}{n}{n}{n}\nsummary: Twin note number {n} about the flaky cache warmup\n"
+            "category: context\nfiles: []\npriority: normal\npinned: false\norigin: agent\nstatus: active\n"
+            "created: '2026-01-01T00:00:00Z'\nupdated: '2026-01-01T00:00:00Z'\n---\n",
+            encoding="utf-8",
+        )
+
+
+async def test_id_tools_take_an_unambiguous_prefix_as_the_cli_does(project: Project) -> None:
+    twin_notes(project.root)
+    port, gotcha = project.ids["port"], project.ids["gotcha"]
+    async with serve(project) as client:
+        assert (await call(client, "memory_get", {"id": port[:4]}))["id"] == port
+        assert (await call(client, "memory_get", {"id": port[:6].upper()}))["id"] == port
+        assert (await call(client, "memory_links", {"id": gotcha[:5]}))["links_to"][0]["id"] == port
+        assert (await call(client, "memory_pin", {"id": gotcha[:5]}))["id"] == gotcha
+        assert (await call(client, "memory_remove", {"id": gotcha[:4]}))["status"] == "archived"
+        added = await call(client, "memory_add", {"summary": "Warmup is gone", "supersedes": "abcd1"})
+        assert added["status"] == "active"
+        # What cannot name one memory says what to do, in the agent's terms (no CLI commands).
+        ambiguous = await fails(client, "memory_get", {"id": "abcd"})
+        assert "ambiguous: 2 ids start with it (abcd1111, abcd2222); give more of it" in ambiguous
+        unknown = await fails(client, "memory_get", {"id": "0bad"})
+        assert "no memory id starts with 0bad: memory_search finds ids" in unknown
+        short = await fails(client, "memory_get", {"id": "abc"})
+        assert "at least 4 characters; give more of the id (memory_search finds ids)" in short
+        assert "tether list" not in ambiguous + unknown + short
+    with Workspace.open(project.root, home=project.home) as ws:
+        assert ws.get("abcd1111").status == "superseded" and ws.get(gotcha).status == "archived"
+
+
 async def test_without_a_project_tools_say_so_and_user_memory_waits_for_review(tmp_path: Path) -> None:
     root, home = tmp_path / "bare", tmp_path / "home"
     root.mkdir()
@@ -770,3 +804,66 @@ async def test_a_huge_search_is_an_error_at_once(project: Project) -> None:
             await client.call_tool("memory_search", {"query": "x" * 10_000_000})  # 10 MB: not even parsed
         assert time.monotonic() - started < 30
         assert project.ids["port"] in await search_ids(client, "staging port")
+
+
+# -- through the resident process -------------------------------------------------------------------
+
+
+async def test_with_the_resident_process_up_the_read_tools_answer_through_it(project: Project) -> None:
+    import tempfile
+
+    from tether.resident import client as resident_client
+
+    tether = str(Path(sys.executable).with_name("tether"))
+    with tempfile.TemporaryDirectory(prefix="tm-", dir="/tmp") as runtime:
+        env = project.env(XDG_RUNTIME_DIR=runtime, TETHER_RESIDENT="1", TETHER_SESSION="session-r")
+        full_env = {**os.environ, **env}
+        served = subprocess.Popen(
+            [tether, "resident", "serve", "--idle-seconds", "60"],
+            cwd=project.root,
+            env=full_env,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def status() -> dict[str, Any]:
+            answered = resident_client.request(str(project.root), {"op": "status"}, full_env, timeout=5.0)
+            return answered[0] if answered else {}
+
+        try:
+            end = time.monotonic() + 60
+            while not status():
+                assert time.monotonic() < end and served.poll() is None, "the resident process did not start"
+                time.sleep(0.05)
+            params = StdioServerParameters(command=tether, args=["mcp"], env=env, cwd=str(project.root))
+            with (project.root.parent / "resident-mcp.log").open("a", encoding="utf-8") as log:
+                async with Client(stdio_client(params, errlog=log), read_timeout_seconds=60) as mcp:
+                    before = status()["served"]
+                    found = await call(mcp, "memory_search", {"query": "which port does staging listen on"})
+                    full = await call(mcp, "memory_get", {"id": project.ids["port"]})
+                    again = await mcp.call_tool(
+                        "memory_search", {"query": "which port does staging listen on"}
+                    )
+                    answered = status()["served"] - before
+                    # Handed back: the server answers it in process, with its own tool error.
+                    missing = await fails(mcp, "memory_get", {"id": "deadbeef"})
+        finally:
+            served.terminate()
+            served.wait(timeout=30)
+    assert answered == 4  # the three tool calls and the status asked before them
+    assert found["results"][0]["id"] == project.ids["port"]
+    assert full["details"] == "Checked against deploy/staging.yaml."
+    assert "deadbeef" in missing
+    # The same answer in process (after the same memory_get: acting on a memory moves its score), where
+    # the SDK's server shapes it: `tether mcp`'s front answered these calls before the SDK had loaded.
+    async with serve(project) as local:
+        alone = await local.call_tool("memory_search", {"query": "which port does staging listen on"})
+    assert alone.structured_content == again.structured_content and text(alone) == text(again)
+    assert not again.is_error
+    store = project.store()
+    try:
+        events = [e for e in store.events(project.ids["port"]) if e.event == "acted"]
+        assert [(e.session, e.receipts) for e in events] == [("session-r", {"via": "memory_get"})]
+        state = store.session_state("session-r")
+        assert state is not None and state["memory_tools"]["calls"] >= 2  # marked by the resident process
+    finally:
+        store.close()

@@ -90,3 +90,25 @@ def test_scan_shapes(text: str, expected: list[str]) -> None:
 def test_a_file_that_does_not_parse_still_has_its_import_lines() -> None:
     assert python_specs("def (:\nimport app.core\n") == ["app.core"]
     assert parsed_specs("def (:\nimport app.core\n") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = '''\nimport a\n",  # an unterminated string hides nothing
+        'import a """\nimport b\n"""\nimport c',
+        "'''''' import x\nimport y",
+        '"""a\\"""" import z\n"""\nimport w',  # an escaped quote inside: the regex ends the string
+        "from a import (b,\n '''c''')\nimport d",
+        'def f():\n    """Doc."""\n    import inner\n    return inner\n"""\nimport hidden\n"""\n',
+        "x = 1; import after_semicolon\nimportant = 2\n  import indented as i, other\n",
+        "",
+    ],
+)
+def test_the_jumping_scan_finds_what_the_regex_alone_finds(text: str) -> None:
+    # `python_specs` jumps between triple quotes and lines holding "import" with str.find; the reference
+    # is the one regex tried at every character.
+    from tether.repo import pyscan
+
+    reference = [m for m in pyscan._SCAN.finditer(text) if m.group("string") is None]
+    assert [m.span() for m in pyscan._statements(text)] == [m.span() for m in reference]

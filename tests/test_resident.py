@@ -223,6 +223,35 @@ def test_a_write_elsewhere_is_seen_at_once(
     assert "Kafka consumers must commit offsets manually" in out.stdout
 
 
+def test_between_requests_an_in_place_edit_is_found_in_slices(repo: Path, home: Path) -> None:
+    # The watch replaces a scan of every note that made a request arriving during it wait past its limit.
+    from tether.resident.answers import Answers
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ids = [ws.add(f"Staging port fact {n} is 6443").memory.id for n in range(30)]
+    answers = Answers(repo, home, watch_seconds=0.0)
+    try:
+        answers.idle()  # nothing open yet: nothing to watch
+        opened = answers.workspace(repo)
+        for _ in range(200):
+            answers.idle()
+            if opened.index._scanned is not None:
+                break
+        assert opened.index._scanned is not None  # a first pass, done between requests
+        note = next((repo / ".tether" / "memories").glob(f"{ids[17]}-*.md"))
+        directory = os.stat(note.parent).st_mtime_ns
+        note.write_text(note.read_text(encoding="utf-8").replace("6443", "7443"), encoding="utf-8")
+        os.utime(note.parent, ns=(directory, directory))  # an editor's in-place save
+        for _ in range(200):
+            answers.idle()
+            if "7443" in opened.get(ids[17]).summary:
+                break
+        assert "7443" in answers.workspace(repo).get(ids[17]).summary
+    finally:
+        answers.close()
+
+
 def test_a_rebuilt_or_removed_index_is_opened_again(
     repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
 ) -> None:

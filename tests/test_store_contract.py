@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tether.embed import HashedEmbedder
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.repo.map import RepoMap
 from tether.store.base import Event, NoteRef, Query, Store
@@ -86,7 +87,7 @@ def test_put_get_update_remove(store: Store) -> None:
 def test_find_filters_and_count(store: Store) -> None:
     put(store, mem("0000000a", "a", category="gotcha", files=("x.py",)))
     put(store, mem("0000000b", "b", category="pref", pinned=True, origin="rules:AGENTS.md"))
-    put(store, mem("0000000c", "c", status="archived"))
+    put(store, mem("0000000c", "c", status="archived", supersedes="0000000a"))
     put(store, mem("0000000d", "d", scope="user", origin="agent"))
 
     def ids(**kw: object) -> list[str]:
@@ -103,6 +104,8 @@ def test_find_filters_and_count(store: Store) -> None:
     assert ids(scope="user") == ["0000000d"]
     assert ids(file="x.py") == ["0000000a"]
     assert ids(ids=("0000000b", "0000000c")) == ["0000000b"]
+    assert ids(status=None, supersedes="0000000a") == ["0000000c"]  # what replaced it (`Memories.chain`)
+    assert ids(supersedes="0000000a") == []  # archived: not active
     assert ids(limit=1) == ["0000000a"]
     assert store.count(Query(status=None)) == 4
     assert store.count(Query(status=None, limit=1)) == 4
@@ -178,6 +181,31 @@ def test_text_both_indexes_active_only_higher_is_better(store: Store) -> None:
     assert store.text(["xponenti"], limit=10, trigram=False) == []
     assert store.text(['"quoted" OR'], limit=10) == []  # query syntax in input is data, not run
     assert store.text([], limit=10) == []
+
+
+def test_tags_and_aliases_round_trip_and_are_searched_like_the_summary(store: Store) -> None:
+    tagged = mem("0000000d", "Releases go out on Tuesdays").with_changes(
+        tags=("release", "area/ops"), aliases=("Shipping day",)
+    )
+    put(store, tagged)
+    put(store, mem("0000000e", "Dashboards live in Grafana", details="ops watches them"))
+    got = store.get("0000000d")
+    assert got is not None and (got.tags, got.aliases) == (("release", "area/ops"), ("Shipping day",))
+    hits = {h.id: h for h in store.text(["shipping"], limit=10)}
+    assert set(hits) == {"0000000d"} and hits["0000000d"].words > 0
+    ops = {h.id: h for h in store.text(["ops"], limit=10)}
+    assert ops["0000000d"].words > ops["0000000e"].words > 0  # a tag weighs as the summary, details less
+
+
+def test_anchors_round_trip_on_every_backend(store: Store) -> None:
+    # Regression: the team database kept no anchors, so a write through it dropped them from the note.
+    anchors = (
+        Anchor(path="src/pay.py", symbol="charge", lines=(3, 9), fingerprint="5b0c3e9a41d2"),
+        Anchor(path="src/pay.py", lines=(20, 24), within="refund", fingerprint="aa11bb22cc33", lost=True),
+    )
+    put(store, mem("0000000f", "charge() must stay idempotent", files=("src/pay.py",), anchors=anchors))
+    got = store.get("0000000f")
+    assert got is not None and got.anchors == anchors
 
 
 def test_text_stems_and_folds_diacritics(store: Store) -> None:

@@ -52,6 +52,30 @@ def test_a_long_lived_process_trusts_directory_mtimes_while_its_scan_is_fresh(
     assert ws.sync(fresh_within=3600).removed == [memory.id]
 
 
+def test_a_watch_in_slices_finds_an_in_place_edit_and_vouches_for_a_clean_pass(
+    repo: Path, home: Path, ws: Workspace
+) -> None:
+    ids = [ws.add(f"Watched memory {n}").memory.id for n in range(5)]
+    ws.sync(full=True)
+    index = ws.index
+    assert index.watch(0.0) is None  # a slice of no time checks one note: the pass goes on
+    passes = [index.watch(0.0) for _ in range(10)]
+    assert passes[:4] == [None, None, None, True]  # five notes, one a slice, nothing changed
+    while index.watch(0.0) is None:  # let the pass under way end: it checked some notes already
+        pass
+    path = next(p for p in note_files(repo) if p.name.startswith(ids[3]))
+    directory = os.stat(path.parent).st_mtime_ns
+    path.write_text(path.read_text(encoding="utf-8").replace("Watched", "Watched, edited"), "utf-8")
+    os.utime(path.parent, ns=(directory, directory))  # an in-place save: the directory's mtime stays
+    assert index.watch(1.0) is False  # found: the caller syncs every note
+    assert ws.sync(full=True).updated == [ids[3]]
+    assert index.watch(1.0) is True
+    # A clean pass counts as a scan: a long-lived process trusts the mtimes from its start.
+    index._scanned = None
+    assert index.watch(1.0) is True
+    assert not ws.sync(full=True, fresh_within=3600).changed
+
+
 def test_only_changed_notes_are_updated(repo: Path, home: Path, ws: Workspace) -> None:
     ids = [ws.add(f"memory number {i}").memory.id for i in range(5)]
     ws.close()

@@ -282,3 +282,24 @@ def test_hooks_fail_open_fast_when_the_database_is_down(
     assert done.returncode == 0 and time.monotonic() - started < 10
     failed = tether_proc("list", env={"TETHER_DATABASE_URL": dead})
     assert failed.returncode == 1 and "team database is unavailable" in failed.stderr
+
+
+def test_anchors_and_tags_survive_a_write_through_the_team_database(
+    checkouts: tuple[Workspace, Workspace],
+) -> None:
+    # Regression: the team database kept no anchors, so an edit (which reads the memory back from it)
+    # rewrote the note without them.
+    a, _ = checkouts
+    assert a.root is not None
+    (a.root / "src").mkdir(exist_ok=True)
+    (a.root / "src" / "pay.py").write_text("def charge(amount):\n    return amount\n", encoding="utf-8")
+    added = a.add(
+        "charge() must stay idempotent", at=["src/pay.py::charge"], tags=["billing"], aliases=["Charge rule"]
+    ).memory
+    edited = a.edit(added.id, summary="charge() must stay idempotent: reuse the key")
+    note = a.store.note_path(added.id)
+    assert note is not None
+    on_disk = notes.parse(Path(note).read_text(encoding="utf-8"), str(note), "project")
+    for memory in (edited, on_disk, a.get(added.id)):
+        assert [x.symbol for x in memory.anchors] == ["charge"], memory
+        assert (memory.tags, memory.aliases) == (("billing",), ("Charge rule",))

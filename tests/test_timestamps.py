@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from tether.model.timestamps import FORMAT, iso, parse_iso, utcnow
+from tether.model.timestamps import FORMAT, due, iso, parse_iso, utcnow
 
 
 def test_one_format_in_utc_to_the_second() -> None:
@@ -36,3 +36,18 @@ def test_parse_round_trip_and_errors() -> None:
     assert parse_iso("2026-12-01T09:38:58").tzinfo is UTC
     with pytest.raises(ValueError):
         parse_iso("2026-02-30T00:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("last", "now", "expected"),
+    [
+        (None, "2026-12-01T00:00:00Z", True),  # never ran
+        ("2026-12-01T00:00:00Z", "2026-12-01T05:59:59Z", False),
+        ("2026-12-01T00:00:00Z", "2026-12-01T06:00:00Z", True),
+        ("2026-12-01T00:00:00+00:00", "2026-12-01T01:00:00Z", False),  # isoformat() as written before
+        ("2026-12-01T00:00:00", "2026-12-01T01:00:00Z", False),  # naive: UTC
+        ("not a time", "2026-12-01T01:00:00Z", True),  # unreadable: run, and write a good one
+    ],
+)
+def test_due_every_six_hours(last: str | None, now: str, expected: bool) -> None:
+    assert due(last, parse_iso(now), timedelta(hours=6)) is expected

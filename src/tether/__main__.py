@@ -66,8 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["mcp"]:
         # An agent waits for the tool list before its first turn: no CLI framework, no SDK before it.
         from tether.adapters.mcp.front import main as mcp_front
+        from tether.resident.client import tool as through_resident
 
-        served = mcp_front(args[1:])
+        served = mcp_front(args[1:], through_resident)
         if served is not None:
             sys.exit(served)
     if args[:1] and args[0] in _RESIDENT_COMMANDS and not {"-h", "--help"} & set(args):

@@ -1,4 +1,5 @@
-"""Files as tether writes them: atomically (`write_atomic`) and under an advisory lock (`file_lock`).
+"""Files as tether writes them: atomically (`write_atomic`, whose leftovers `sweep_orphans` removes) and under
+an advisory lock (`file_lock`).
 
 >>> write_atomic(Path(".tether/config.toml"), "# tether configuration\\n")  # doctest: +SKIP
 >>> with file_lock(Path(".tether/.lock")) as held:  # doctest: +SKIP
@@ -11,7 +12,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -132,3 +133,37 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# A temp file of an atomic write (`.<name>.<random>.tmp`) lives milliseconds; one older than this was left
+# by a process killed mid-write, and the next sync removes it. A minute is far beyond any write in flight.
+ORPHAN_AGE_SECONDS = 60
+
+
+def sweep_orphans(
+    directories: Sequence[Path | None], now: float, age: float = ORPHAN_AGE_SECONDS
+) -> list[Path]:
+    """Remove temp files (`.*.tmp`) older than `age` seconds from `directories`; returns what went.
+
+    Only tether's own temp names are touched, and only files: nothing another program keeps there."""
+    removed: list[Path] = []
+    for directory in directories:
+        if directory is None:
+            continue
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                if (
+                    entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > age
+                ):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue  # gone already, or a read-only directory: the next sync tries again
+    return removed

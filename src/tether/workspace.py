@@ -29,7 +29,7 @@ from tether.memories import Added, Memories
 from tether.model.limits import PROMPT_TAIL, QUERY_MAX
 from tether.model.memory import CATEGORIES, Memory, check_choice
 from tether.model.timestamps import utcnow
-from tether.notes.sync import NoteIndex, SyncReport
+from tether.notes.sync import NoteIndex, Progress, SyncReport
 from tether.project import Paths, resolve
 from tether.recall.evidence import Candidate, Recalled, RecallResult
 from tether.recall.recaller import Recaller, RecallSettings
@@ -213,11 +213,11 @@ class Workspace(Memories):
         self.last_sync = self.index.sync(full=full, fresh_within=fresh_within)
         return self.last_sync
 
-    def reindex(self, *, embeddings_only: bool = False) -> SyncReport:
+    def reindex(self, *, embeddings_only: bool = False, progress: Progress | None = None) -> SyncReport:
         """Rebuild the index from the notes, under the writer lock, in one swap (telemetry and sessions
-        are kept): a reindex killed midway leaves the index as it was."""
+        are kept): a reindex killed midway leaves the index as it was. `progress`: see `notes.sync.rebuild`."""
         with self.lock():
-            return self.index.reindex(embeddings_only=embeddings_only)
+            return self.index.reindex(embeddings_only=embeddings_only, progress=progress)
 
     def embed_missing(self) -> SyncReport:
         return self.index.embed_missing()

@@ -37,6 +37,7 @@ from .codex_agent import (
     toml_table,
     trust_codex_hooks,
 )
+from .gemini_agent import GeminiRun, install_gemini, launch_gemini
 from .mock_anthropic import MockAnthropic
 from .scripted_server import LoggedRequest, Script
 
@@ -67,7 +68,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Every test here that runs the real agent is marked, so `-m "not e2e"` deselects it; the mock's own
     # tests need no agent and stay unmarked.
     for item in items:
-        uses_agent = {"claude_bin", "codex_bin"} & set(getattr(item, "fixturenames", ()))
+        uses_agent = {"claude_bin", "codex_bin", "gemini_bin"} & set(getattr(item, "fixturenames", ()))
         if E2E_DIR in item.path.parents and uses_agent:
             item.add_marker(pytest.mark.e2e)
 
@@ -495,6 +496,65 @@ def run_codex(codex_bin: Path, tmp_path: Path) -> RunCodex:
             run_dir=runs / f"{next(counter):02d}",
             extra_args=extra_args,
             timeout=timeout,
+        )
+
+    return run
+
+
+class RunGemini(Protocol):
+    def __call__(
+        self,
+        repo: Path,
+        home: Path,
+        prompt: str,
+        script: Script,
+        *,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        approval_mode: str = "auto_edit",
+    ) -> GeminiRun: ...
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The pinned Gemini CLI, installed once into .cache/gemini-cli from the npm registry."""
+    try:
+        return install_gemini(REPO_ROOT / ".cache" / "gemini-cli")
+    except RegistryUnreachable as exc:
+        pytest.skip(f"Gemini CLI is not installed and npm's registry is unreachable: {exc}")
+
+
+@pytest.fixture
+def run_gemini(gemini_bin: Path, tmp_path: Path) -> RunGemini:
+    """``run_gemini(repo, home, prompt, script, ...)``: launch_gemini with logs in tmp_path/gemini-runs/NN.
+
+    $HOME/.gemini is prepared as a user who signed in with an API key and trusted the repo has it.
+    """
+    runs = tmp_path / "gemini-runs"
+    counter = iter(range(1, 1000))
+
+    def run(
+        repo: Path,
+        home: Path,
+        prompt: str,
+        script: Script,
+        *,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        approval_mode: str = "auto_edit",
+    ) -> GeminiRun:
+        return launch_gemini(
+            gemini_bin,
+            repo,
+            agent_env(home, env),
+            prompt,
+            script,
+            run_dir=runs / f"{next(counter):02d}",
+            extra_args=extra_args,
+            timeout=timeout,
+            approval_mode=approval_mode,
         )
 
     return run

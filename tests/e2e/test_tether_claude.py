@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -123,8 +124,9 @@ def test_trap_true_notes_reach_the_first_request_and_the_lying_readme_does_not(
     assert port in context and ship in context
     # The README's lies never reached the model: it answers from memory without opening a file.
     body = json.dumps(first)
+    # As words: a random memory id may hold "8080" (8080b358 did).
     for lie in ("8080", "europa", "deploy.sh"):
-        assert lie not in body, lie
+        assert not re.search(rf"\b{re.escape(lie)}\b", body), lie
     # Being shown is logged, with the receipt that explains why.
     assert run.result is not None
     assert [(e, s) for e, s, _ in telemetry(workspace, port)] == [("surfaced", run.result["session_id"])]

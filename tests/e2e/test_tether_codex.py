@@ -7,6 +7,7 @@ Codex hands hook context to the model as plain ``role: "developer"`` input messa
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -59,8 +60,9 @@ def test_trap_true_notes_reach_the_first_request(workspace: Workspace, run_codex
     at = next(i for i, item in enumerate(items) if prompt in json.dumps(item))
     assert input_texts({"input": [items[at + 1]]}) == [recalled[0]]
     body = json.dumps(first)
+    # As words: a random memory id may hold "8080" (8080b358 did).
     for lie in ("8080", "europa", "deploy.sh"):
-        assert lie not in body, lie
+        assert not re.search(rf"\b{re.escape(lie)}\b", body), lie
 
 
 def test_deny_once_refuses_the_first_blind_apply_patch_and_lets_the_retry_through(

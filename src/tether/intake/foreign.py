@@ -31,6 +31,8 @@ from typing import Any
 from tether.errors import ValidationError
 from tether.intake.seeds import split_frontmatter
 from tether.memories import Memories
+from tether.model import labels
+from tether.model.limits import ALIASES_MAX, TAGS_MAX
 from tether.model.memory import Memory, content_hash, new_id, validate
 from tether.model.text import fit_summary, one_line
 from tether.model.timestamps import utcnow
@@ -119,14 +121,9 @@ def _basic_note(note: Path, base: Path) -> list[Memory]:
     lines = body.strip("\n").splitlines()
     if lines and lines[0].lstrip("#").strip() == title and lines[0].startswith("#"):
         lines = lines[1:]  # the title again, as the first heading
-    tags = _list(meta.get("tags"))
-    aliases = _list(meta.get("aliases"))
-    extra = [f"Tags: {' '.join('#' + t.lstrip('#') for t in tags)}"] if tags else []
-    if aliases:
-        extra.append(f"Aliases: {', '.join(aliases)}")
-    details = "\n".join(lines).strip()
-    details = "\n\n".join(part for part in (details, "\n".join(extra)) if part)
-    out = [_memory(title, details, "context")]
+    tags = _labels(labels.tags, _list(meta.get("tags")))
+    aliases = _labels(labels.aliases, _list(meta.get("aliases")))
+    out = [_memory(title, "\n".join(lines).strip(), "context", tags=tags, aliases=aliases)]
     for line in lines:
         found = _OBSERVATION.match(line)
         if not found:
@@ -141,10 +138,9 @@ def _basic_note(note: Path, base: Path) -> list[Memory]:
         obs_tags = _TAG.findall(observation)
         summary = " ".join(_TAG.sub("", observation).split())
         parts = [context.group(1).strip() if context else "", f"From [[{title}]]"]
-        if obs_tags:
-            parts.append(f"Tags: {' '.join('#' + t for t in obs_tags)}")
         if summary:
-            out.append(_memory(summary, "\n\n".join(p for p in parts if p), category))
+            details = "\n\n".join(p for p in parts if p)
+            out.append(_memory(summary, details, category, tags=_labels(labels.tags, obs_tags)))
     return out
 
 
@@ -234,8 +230,6 @@ def parse_claude_mem(
         facts = _json_list(row.get("facts"))
         concepts = _json_list(row.get("concepts"))
         parts = [subtitle if subtitle != title else "", text, "\n".join(f"- {f}" for f in facts)]
-        if concepts:
-            parts.append(f"Tags: {' '.join('#' + c.replace(' ', '-') for c in concepts)}")
         files: list[str] = []
         for raw in _json_list(row.get("files_modified")):
             try:
@@ -246,7 +240,8 @@ def parse_claude_mem(
                 files.append(path)
         category = "decision" if str(row.get("type") or "").lower() == "decision" else "context"
         try:
-            memory = _memory(title, "\n\n".join(p for p in parts if p), category)
+            details = "\n\n".join(p for p in parts if p)
+            memory = _memory(title, details, category, tags=_labels(labels.tags, concepts))
             out.append(memory.with_changes(files=tuple(dict.fromkeys(files))))
         except ValidationError as exc:
             if log is not None:
@@ -270,7 +265,23 @@ def _json_list(value: object) -> list[str]:
     return []
 
 
-def _memory(summary: str, details: str, category: str) -> Memory:
+def _labels(check: Callable[[object], tuple[str, ...]], items: list[str]) -> tuple[str, ...]:
+    """The tags (or aliases) of another tool's note that tether's rules accept (`tether.model.labels`): a
+    space in a tag becomes `-`, and one that still does not pass is left out, not the whole note."""
+    kept: dict[str, str] = {}
+    for item in items:
+        value = item.strip().replace(" ", "-") if check is labels.tags else item
+        try:
+            for label in check([value]):
+                kept.setdefault(label.casefold(), label)
+        except ValidationError:
+            continue
+    return tuple(kept.values())[: ALIASES_MAX if check is labels.aliases else TAGS_MAX]
+
+
+def _memory(
+    summary: str, details: str, category: str, *, tags: tuple[str, ...] = (), aliases: tuple[str, ...] = ()
+) -> Memory:
     summary, overflow = fit_summary(summary)
     if overflow:  # the whole line stays in the details
         details = f"{overflow}\n\n{details}".strip()
@@ -284,6 +295,8 @@ def _memory(summary: str, details: str, category: str) -> Memory:
         origin="agent",
         created=now,
         updated=now,
+        tags=tags,
+        aliases=aliases,
     )
     return validate(memory)
 
@@ -333,6 +346,8 @@ def import_memories(
                 scope=target,
                 priority=memory.priority,
                 origin=memory.origin,
+                tags=memory.tags,
+                aliases=memory.aliases,
                 allow_secret=allow_secret,
                 approved=True,  # the person ran `tether import` on these
             )

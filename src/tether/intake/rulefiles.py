@@ -83,12 +83,13 @@ def is_rule_file(path: str) -> bool:
     >>> is_rule_file("pkg/AGENTS.md"), is_rule_file(".cursor/rules/style.mdc"), is_rule_file("README.md")
     (True, True, False)
     """
-    parts = PurePosixPath(path).parts
-    if not parts:
-        return False
-    name = parts[-1]
+    # The name alone settles most paths, without a PurePosixPath (a session start asks of every file).
+    name = path.rstrip("/").rpartition("/")[2]
     if name in RULE_FILE_NAMES:
         return True
+    if not (name.endswith(".mdc") or name == "copilot-instructions.md"):
+        return False
+    parts = PurePosixPath(path).parts
     if name.endswith(".mdc"):
         return any(parts[i] == ".cursor" and parts[i + 1] == "rules" for i in range(len(parts) - 2))
     return name == "copilot-instructions.md" and len(parts) >= 2 and parts[-2] == ".github"

@@ -37,6 +37,7 @@ from tether.memories import Memories
 from tether.model.limits import RULE_FILE_MAX_BYTES
 from tether.model.memory import Memory, check_text
 from tether.model.secrets import find_secret
+from tether.notes.sync import Progress
 from tether.store.base import Query
 
 __all__ = [
@@ -60,6 +61,7 @@ RENDER_VERSION = "2"
 MATCH_RATIO = 0.5
 # Between two equally similar candidates, the one under the same heading is the edited rule.
 HEADING_BONUS = 0.05
+_CHANGES = ("added", "updated", "archived", "restored", "moved")  # what `FileSync` lists, in its JSON order
 
 
 @dataclass
@@ -82,18 +84,9 @@ class FileSync:
         return bool(self.added or self.updated or self.archived or self.restored or self.moved)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "added": [m.id for m in self.added],
-            "updated": [m.id for m in self.updated],
-            "archived": [m.id for m in self.archived],
-            "restored": [m.id for m in self.restored],
-            "moved": [m.id for m in self.moved],
-            "unchanged": self.unchanged,
-            "dropped": self.dropped,
-            "warnings": self.warnings,
-            "error": self.error,
-        }
+        changes = {kind: [m.id for m in getattr(self, kind)] for kind in _CHANGES}
+        counts = {"unchanged": self.unchanged, "dropped": self.dropped}
+        return {"path": self.path, **changes, **counts, "warnings": self.warnings, "error": self.error}
 
 
 @dataclass
@@ -174,18 +167,28 @@ def _sync_lock(ws: Memories, wait: bool) -> Iterator[bool]:
 # -- syncing ----------------------------------------------------------------------------------------
 
 
-def sync_rules(ws: Memories, paths: list[str] | None = None) -> RulesSync:
+def sync_rules(
+    ws: Memories, paths: list[str] | None = None, *, progress: Progress | None = None
+) -> RulesSync:
     """Import every rule file (or `paths`): add new rules, update edited ones, archive removed ones.
 
     A file that cannot be read (not UTF-8, unreadable) is reported in its `FileSync.error` and its
-    memories are left as they are; the other files are still synced.
+    memories are left as they are; the other files are still synced. `progress` hears ("rules", files
+    synced, files) before each file (a terminal shows it: `tether rules sync`).
     """
     root = _root(ws)
     with _sync_lock(ws, wait=True):
-        return _sync(ws, root, paths if paths is not None else rule_files(ws))
+        return _sync(ws, root, paths if paths is not None else rule_files(ws), progress=progress)
 
 
-def _sync(ws: Memories, root: Path, paths: list[str], *, skip: dict[str, str] | None = None) -> RulesSync:
+def _sync(
+    ws: Memories,
+    root: Path,
+    paths: list[str],
+    *,
+    skip: dict[str, str] | None = None,
+    progress: Progress | None = None,
+) -> RulesSync:
     """Sync `paths`; with `skip` (the hashes of the last sync), files whose bytes did not change are not
     read again: a re-sync after a pull costs what changed, not every rule file of the project."""
     report = RulesSync()
@@ -198,9 +201,11 @@ def _sync(ws: Memories, root: Path, paths: list[str], *, skip: dict[str, str] | 
         for m in ws.find(Query(status=("active",), origin="rules:", scope="project"))
         if m.origin.removeprefix("rules:") not in present
     ]
-    for path in paths:
+    for n, path in enumerate(paths):
         if skip is not None and skip.get(path) == hashes[path]:
             continue
+        if progress is not None:
+            progress("rules", n, len(paths))
         try:
             report.files.append(_sync_file(ws, root, path, orphans))
         except TetherError as exc:

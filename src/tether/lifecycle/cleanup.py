@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from tether.lifecycle.archive import _may_be_ignored, ignored_streak, lifecycle_pool
 from tether.lifecycle.doctor import dead_refs
 from tether.memories import Memories
 from tether.model.memory import Memory
-from tether.model.timestamps import iso, parse_iso
+from tether.model.timestamps import due, iso, parse_iso
 from tether.recall.scoring import IGNORED_AFTER
 from tether.store.base import Query, Telemetry
 
@@ -31,6 +32,11 @@ IDLE_DAYS_PER_POINT = 30.0
 
 META_LAST_PASS = "cleanup.last_pass"  # ISO time of the last `tether cleanup` (absent: never)
 META_HINTED = "cleanup.hinted"  # the value of META_LAST_PASS the hint was given for
+# A session start counts the stale candidates at most this often: the count reads every memory's telemetry
+# and files (450 ms at 10k memories, on every session start once 20 sessions passed and too few were stale),
+# and what makes a memory stale is measured in showings and days. `tether cleanup` always counts.
+CHECK_EVERY = timedelta(hours=6)
+META_CHECKED = "cleanup.last_hook_check"  # ISO time a session start last counted the candidates
 
 
 @dataclass
@@ -67,7 +73,8 @@ def cleanup_candidates(ws: Memories) -> list[Candidate]:
     now = ws.clock()
     pool = lifecycle_pool(ws)
     telemetry = ws.store.telemetry([m.id for m in pool])
-    dead = {m.id: files for m, files in dead_refs(ws)}
+    # The pool's own dead references (a candidate is in the pool): one read of the memories, not two.
+    dead = {m.id: files for m, files in dead_refs(ws, among=pool)}
     out: list[Candidate] = []
     for memory in pool:
         tel = telemetry.get(memory.id) or Telemetry()
@@ -95,11 +102,13 @@ def _pass_marker(ws: Memories) -> str:
     return ws.store.get_meta(META_LAST_PASS) or ""
 
 
-def cleanup_hint(ws: Memories) -> str | None:
+def cleanup_hint(ws: Memories, *, in_hook: bool = False) -> str | None:
     """The one-time nudge to run `tether cleanup`, or None.
 
     Given when 20+ sessions started since the last cleanup pass, 30+ memories are active and 10+ are
-    stale; then not again until `tether cleanup` marks a new pass.
+    stale; then not again until `tether cleanup` marks a new pass. Those are checked cheapest first (two
+    counts, then the candidates: every memory's telemetry and files). `in_hook` (a session start): the
+    candidates are counted at most every `CHECK_EVERY`; the counts still run every time.
     """
     marker = _pass_marker(ws)
     if ws.store.get_meta(META_HINTED) == (marker or "never"):
@@ -108,10 +117,15 @@ def cleanup_hint(ws: Memories) -> str | None:
     sessions = ws.store.session_count(since)
     if sessions < CLEANUP_MIN_SESSIONS:
         return None
-    active = [m for m in ws.find(Query(status=("active",))) if m.scope != "session"]
-    if len(active) < CLEANUP_MIN_ACTIVE:
+    active = sum(ws.store.count(Query(status=("active",), scope=s)) for s in ("project", "user"))
+    if active < CLEANUP_MIN_ACTIVE:
         return None
+    now = ws.clock()
+    if in_hook and not due(ws.store.get_meta(META_CHECKED), now, CHECK_EVERY):
+        return None  # counted within CHECK_EVERY and too few: staleness moves in days, not minutes
     candidates = cleanup_candidates(ws)
+    if in_hook:
+        ws.store.set_meta(META_CHECKED, iso(now))
     if len(candidates) < CLEANUP_MIN_CANDIDATES:
         return None
     with ws.store.transaction():
@@ -120,7 +134,7 @@ def cleanup_hint(ws: Memories) -> str | None:
         ws.store.set_meta(META_HINTED, marker or "never")
     worst = "; ".join(f"{c.memory.id} {c.memory.summary[:60]} ({c.reasons[0]})" for c in candidates[:3])
     return (
-        f"tether: {len(candidates)} of {len(active)} memories look stale after {sessions} sessions "
+        f"tether: {len(candidates)} of {active} memories look stale after {sessions} sessions "
         f"(worst: {worst}). Ask the user to run `tether cleanup` to review and archive them."
     )
 

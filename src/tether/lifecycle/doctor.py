@@ -6,6 +6,7 @@ Notes that do not parse, memories whose every file is gone (dead references), an
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tether.memories import Memories
@@ -28,14 +29,14 @@ class Doctor:
     notes: int = 0
 
 
-def dead_refs(memories: Memories) -> list[tuple[Memory, list[str]]]:
-    """Active project memories whose every named path is gone from the work tree."""
+def dead_refs(memories: Memories, among: Iterable[Memory] | None = None) -> list[tuple[Memory, list[str]]]:
+    """Active project memories (or those of `among`) whose every named path is gone from the work tree."""
     repo = memories.repo_map()
     if repo is None:
         return []
     return [
         (memory, list(memory.files))
-        for memory in memories.find(Query(scope="project"))
+        for memory in (memories.find(Query(scope="project")) if among is None else among)
         if memory.files and not any(repo.exists(path) for path in memory.files)
     ]
 

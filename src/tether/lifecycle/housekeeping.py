@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from tether.lifecycle.reanchor import Reanchored, reanchor
 from tether.memories import Memories
 from tether.model.memory import Memory
+from tether.model.timestamps import due
 from tether.repo.map import Progress
 from tether.store.base import Event, Query
 
@@ -128,13 +129,6 @@ ARCHIVE_EVERY = timedelta(hours=6)
 META_ARCHIVE_PASS = "archive.last_hook_pass"
 
 
-def _due(last: str | None, now: datetime) -> bool:
-    try:
-        return last is None or now - datetime.fromisoformat(last) >= ARCHIVE_EVERY
-    except ValueError:
-        return True
-
-
 def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
     """Everything session start does, as a report (also `tether maintain`); `in_hook`: see `refresh_repo`.
 
@@ -150,7 +144,7 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
         from tether.lifecycle.archive import archive_pass
 
         now = ws.clock()
-        if in_hook and not _due(ws.store.get_meta(META_ARCHIVE_PASS), now):
+        if in_hook and not due(ws.store.get_meta(META_ARCHIVE_PASS), now, ARCHIVE_EVERY):
             return  # a session start ran it within ARCHIVE_EVERY: its 45-day rule cannot care
         report.archived = archive_pass(ws)
         if in_hook:
@@ -164,7 +158,7 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
     def cleanup() -> None:
         from tether.lifecycle.cleanup import cleanup_hint
 
-        hint = cleanup_hint(ws)
+        hint = cleanup_hint(ws, in_hook=in_hook)
         if hint:
             report.hints.append(hint)
 

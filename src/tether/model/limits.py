@@ -45,3 +45,8 @@ REASON_MAX = 1_000
 IMPORT_LINE_MAX = 6 * (DETAILS_MAX + 2 * SUMMARY_MAX + FILES_MAX * 256)
 # A form posted to the web UI: one memory's fields, with room for a long file list.
 FORM_MAX_BYTES = 1024 * 1024
+# Tags and aliases (Obsidian's frontmatter lists): a note carries a handful; a tag is one word (Obsidian
+# nests with `/`), an alias is another title for the note, as long as a summary at most.
+TAGS_MAX = 32
+TAG_MAX_CHARS = 64
+ALIASES_MAX = 16

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
+from tether.model import labels
 from tether.model.anchor import Anchor
 from tether.model.anchor import check as check_anchor
 from tether.model.display import first_control, first_line_break
@@ -60,6 +61,9 @@ class Memory:
     updated: datetime = field(default_factory=utcnow)
     # Places inside `files` the memory is about (`tether.model.anchor`); each one's path is among `files`.
     anchors: tuple[Anchor, ...] = ()
+    # Obsidian's frontmatter lists (`tether.model.labels`): searchable, and wikilinks resolve by an alias.
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -75,8 +79,8 @@ class Memory:
 
     @property
     def text(self) -> str:
-        """What is embedded and full-text indexed: the summary, then the details."""
-        return f"{self.summary}\n{self.details}".strip()
+        """What is embedded and full-text indexed: the summary, the details, then aliases and #tags."""
+        return f"{self.summary}\n{self.details}\n{labels.keywords(self.tags, self.aliases)}".strip()
 
     def with_changes(self, **changes: object) -> Memory:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -277,6 +281,7 @@ def validate(memory: Memory) -> Memory:
             # A path is shown in receipts (`dir(src/api/)`): it must not forge a line of the injected block
             # (other controls are shown escaped, like every memory text).
             raise ValidationError(f"file path {path!r} holds a line break: name a file with a one-line path")
+    memory = replace(memory, tags=labels.tags(memory.tags), aliases=labels.aliases(memory.aliases))
     return replace(memory, summary=summary, details=memory.details.strip("\n"), files=files, anchors=anchors)
 
 
@@ -317,6 +322,8 @@ def to_dict(memory: Memory) -> dict[str, Any]:
         "files": list(memory.files),
         "anchors": [anchor.to_front() for anchor in memory.anchors],
         "links": list(memory.links),
+        "tags": list(memory.tags),
+        "aliases": list(memory.aliases),
         "priority": memory.priority,
         "pinned": memory.pinned,
         "origin": memory.origin,
@@ -368,6 +375,8 @@ def from_dict(data: object) -> Memory:
             scope=field("scope", str, "project"),
             files=tuple(files),
             anchors=_anchors(field("anchors", list, [])),
+            tags=tuple(field("tags", list, [])),
+            aliases=tuple(field("aliases", list, [])),
             priority=field("priority", str, "normal"),
             pinned=field("pinned", bool, False),
             origin=field("origin", str, "user"),

@@ -9,7 +9,7 @@ wrote microseconds), naive times being UTC.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -36,3 +36,20 @@ def parse_iso(text: str) -> datetime:
         return parsed.astimezone(UTC)
     except OverflowError:
         raise ValueError(f"{text.strip()!r} is outside the years 1-9999 in UTC") from None
+
+
+def due(last: str | None, now: datetime, every: timedelta) -> bool:
+    """Whether a periodic pass last run at `last` (an ISO time; None: never) is due again at `now`. An
+    unreadable `last` is due: the pass runs and writes a good one.
+
+    >>> due("2026-12-01T00:00:00Z", parse_iso("2026-12-01T07:00:00Z"), timedelta(hours=6))
+    True
+    """
+    if last is None:
+        return True
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    try:
+        return now - parse_iso(last) >= every
+    except (TypeError, ValueError):
+        return True

@@ -14,6 +14,7 @@ from typing import Any
 
 from tether.errors import NoteError, ValidationError
 from tether.fs import RefusedFile, read_limited
+from tether.model import labels
 from tether.model.anchor import Anchor
 from tether.model.limits import NOTE_MAX_BYTES
 from tether.model.memory import Memory, validate
@@ -29,6 +30,8 @@ _KEYS = (
     "category",
     "files",
     "anchors",
+    "tags",
+    "aliases",
     "priority",
     "pinned",
     "origin",
@@ -68,6 +71,8 @@ def render(memory: Memory) -> str:
         "category": memory.category,
         "files": list(memory.files),
         "anchors": [anchor.to_front() for anchor in memory.anchors],
+        "tags": list(memory.tags),
+        "aliases": list(memory.aliases),
         "priority": memory.priority,
         "pinned": memory.pinned,
         "origin": memory.origin,
@@ -78,8 +83,9 @@ def render(memory: Memory) -> str:
     }
     if memory.supersedes is None:
         del front["supersedes"]
-    if not memory.anchors:
-        del front["anchors"]
+    for optional in ("anchors", "tags", "aliases"):  # written only when set: older notes stay as they were
+        if not front[optional]:
+            del front[optional]
     import yaml  # lazily: a hook whose notes did not change never parses or writes one
 
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
@@ -156,6 +162,8 @@ def parse(text: str, path: str, scope: str, *, pure_yaml: bool = False) -> Memor
             scope=scope,
             files=tuple(files),
             anchors=tuple(Anchor.from_front(a) for a in anchors),
+            tags=labels.tags(front.get("tags")),
+            aliases=labels.aliases(front.get("aliases")),
             priority=_text(front, "priority", "normal"),
             pinned=_bool(front.get("pinned", False)),
             origin=_text(front, "origin", "user"),

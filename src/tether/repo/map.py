@@ -170,9 +170,10 @@ class RepoMap:
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
-        files = list_files(self.root, in_git)
-        file_set = set(files)
-        sources = _InThread(self._parse_sources, files, self.tables.cached_imports())
+        cached = self.tables.cached_imports()
+        # The file list and the import scan in a thread, while this one reads history: git ls-files, a stat
+        # of every source file and the scan of the changed ones overlap the git log they do not depend on.
+        sources = _InThread(self._list_and_parse, in_git, cached)
 
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
@@ -193,7 +194,8 @@ class RepoMap:
                 rebuild = True  # the branch lost all its commits
             ids = self.tables.path_ids()
             commits, history = self._read_history(rev_range, prefix, ids, progress)
-            specs, import_rows, import_changed = sources.result()
+            files, specs, import_rows, import_changed = sources.result()
+            file_set = set(files)
             if progress is not None:
                 progress("writing", 0, None)
 
@@ -212,7 +214,9 @@ class RepoMap:
                 if rebuild or write.paths or self._files_changed(state, files):
                     self.tables.set_files(files)
                 self.tables.put_imports(import_rows)
-                self.tables.drop_imports(set(self.tables.cached_imports()) - set(specs))
+                # The rows read at the start (a row another refresh added meanwhile is for a file it
+                # listed, and is checked by mtime, size and digest before any use).
+                self.tables.drop_imports(set(cached) - set(specs))
                 if rebuild or import_changed or write.paths or self._files_changed(state, files):
                     self._write_fan_in(file_set, specs)
                 self.tables.set_state(
@@ -313,6 +317,13 @@ class RepoMap:
         stored = self.tables.fan_ins()
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
+
+    def _list_and_parse(
+        self, in_git: bool, cached: dict[str, CachedImports]
+    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
+        """The files that exist now, and `_parse_sources` of them (in a thread: no store access)."""
+        files = list_files(self.root, in_git)
+        return (files, *self._parse_sources(files, cached))
 
     def _parse_sources(
         self, files: list[str], cached: dict[str, CachedImports]

@@ -5,8 +5,8 @@ A hook is answered exactly as `tether.adapters.hooks` answers it in process (the
 whatever the workspace caches stay warm between requests. Before each request the workspace is brought up
 to date as a hook's own would be (a light note sync: the note directories' mtimes), and it is opened again
 when the index file or a configuration file changed (a rebuild, a recovered index, an edited config).
-Between requests (`idle`), it syncs every note (an editor's in-place save) and refreshes the repo map every
-`WATCH_SECONDS`, so a command answered here misses no more than a hook does.
+Between requests (`idle`), it checks every note (an editor's in-place save) in short slices and refreshes the
+repo map every `WATCH_SECONDS`, so a command answered here misses no more than a hook does.
 
 Writes go through the workspace's own write path (the writer lock, the note first): an acknowledged write
 is on disk whichever process made it.
@@ -34,20 +34,30 @@ from tether.workspace import Workspace
 # The read commands answered here (`tether.__main__` sends these). Anything that edits notes, opens an
 # editor or runs long stays in its own process.
 READ_COMMANDS = ("search", "recall", "explain", "get", "list")
+# The MCP tools answered here (`tether.resident.client.tool`): the ones that only read (memory_get records
+# that it was read, through the same write path). What writes notes stays in the server's process.
+READ_TOOLS = ("memory_search", "memory_get")
 # How often, between requests, every note is checked (an in-place edit) and the repo map refreshed.
 WATCH_SECONDS = 15.0
+# The longest piece of that check at a time: what a request arriving during it waits (a whole pass over
+# 10k notes takes 30-60 ms of stats, 0.1-0.9 s as one sync on a loaded machine).
+SLICE_SECONDS = 0.01
 
 
 class Answers:
     """The hook and command answers of the project at `root` for the user home `home`."""
 
-    def __init__(self, root: Path, home: Path, *, log: Any = print) -> None:
+    def __init__(
+        self, root: Path, home: Path, *, log: Any = print, watch_seconds: float = WATCH_SECONDS
+    ) -> None:
         self.root = root.resolve()
+        self.watch_seconds = watch_seconds
         self.home = home
         self.log = log
         self._ws: Workspace | None = None
         self._stamp: tuple[Any, ...] | None = None
-        self._watched = 0.0
+        self._watched = 0.0  # time.monotonic() the last watch pass started
+        self._watching = False
 
     # -- the workspace ------------------------------------------------------------------------------
 
@@ -86,14 +96,29 @@ class Answers:
         self.reset()
 
     def idle(self) -> None:
-        """Between requests: every `WATCH_SECONDS`, sync every note and refresh the repo map."""
-        if self._ws is None or time.monotonic() - self._watched < WATCH_SECONDS:
+        """Between requests (called whenever none came for `server.IDLE_SLICE_SECONDS`): every
+        `WATCH_SECONDS`, a pass over every note's stat (an editor's in-place save: `NoteIndex.watch`) in
+        slices of `SLICE_SECONDS`, so a request arriving meanwhile waits that long at most, not a whole
+        scan; then the repo map's refresh. A changed note is synced at once."""
+        if self._ws is None:
             return
-        self._watched = time.monotonic()
+        if not self._watching:
+            if time.monotonic() - self._watched < self.watch_seconds:
+                return
+            self._watching, self._watched = True, time.monotonic()
+        try:
+            ws = self.workspace(self.root)
+            done = ws.index.watch(SLICE_SECONDS)
+        except BaseException:
+            self._watching = False  # tried again in WATCH_SECONDS, not at every quiet moment
+            raise
+        if done is None:
+            return  # the pass goes on after the next quiet moment
+        self._watching = False
+        if not done:
+            ws.sync(full=True)
         from tether.lifecycle.housekeeping import refresh_repo
 
-        ws = self.workspace(self.root)
-        ws.sync(full=True)
         refresh_repo(ws, in_hook=True)  # a long backlog goes to a background build: requests keep flowing
 
     def _ours(self, cwd: Path) -> bool:
@@ -108,7 +133,9 @@ class Answers:
             return self.hook(header, body)
         if op == "cli":
             return self.cli(header)
-        return encode({"ok": False, "error": f"unknown op {op!r}: hook, cli, status or stop"})
+        if op == "tool":
+            return self.tool(header)
+        return encode({"ok": False, "error": f"unknown op {op!r}: hook, cli, tool, status or stop"})
 
     def hook(self, header: dict[str, Any], body: bytes) -> tuple[bytes, bytes]:
         """One hook, as `tether.adapters.hooks.main` runs it: a failure is logged and answered with no
@@ -158,6 +185,45 @@ class Answers:
                 handle.write(json.dumps(line) + "\n")
         except Exception:
             pass
+
+    def tool(self, header: dict[str, Any]) -> tuple[bytes, bytes]:
+        """An MCP read tool, by the server's own code (`tether.adapters.mcp.results`) over this open
+        workspace, the session's tool use marked as the server marks it. Anything unusual (an unknown id,
+        a bad argument) is handed back: the server answers it in process, with its own tool errors."""
+        name, arguments, session = header.get("tool"), header.get("arguments"), header.get("session")
+        if name not in READ_TOOLS or not isinstance(arguments, dict):
+            return fallback("not a read tool")
+        if not (session is None or isinstance(session, str)):
+            return fallback("a request of the wrong shape")
+        cwd = Path(str(header.get("cwd") or self.root))
+        if not self._ours(cwd):
+            return fallback("another project")
+        from tether.adapters.mcp.memories import mark_tools_used
+        from tether.adapters.mcp.results import full, search_result
+        from tether.errors import TetherError
+
+        ws = self.workspace(cwd)
+        if not ws.semantic_available:
+            return fallback("the server loads the embedding model itself")  # results must not differ
+        try:
+            if name == "memory_search":
+                files = arguments.get("files") or []
+                category = arguments.get("category")
+                result: Any = search_result(
+                    ws,
+                    str(arguments.get("query", "")),
+                    files=[str(f) for f in files] if isinstance(files, list) else [],
+                    category=str(category) if category is not None else None,
+                    limit=int(arguments.get("limit", 10)),
+                )
+            else:
+                memory = ws.ack(str(arguments.get("id", "")), session=session, via="memory_get")
+                result = full(ws, memory)
+        except (TetherError, ValueError, TypeError) as exc:
+            return fallback(f"the server answers this itself: {type(exc).__name__}")
+        mark_tools_used(ws, session)
+        data = json.dumps(result).encode()  # the server's tool shows its control characters (`_shown`)
+        return reply_header(len(data)), data
 
     def cli(self, header: dict[str, Any]) -> tuple[bytes, bytes]:
         """A read command, run by the CLI's own code with its output captured."""

@@ -5,11 +5,13 @@ A hook is a fresh process on every prompt and tool call. With the project's resi
 back what it answers, importing nothing but this module: `os`, `sys`, `time` (loaded by every interpreter)
 and the C `_socket` (the `socket` module would pull in `selectors` and `enum`, and `json` pulls in `re`:
 together as much again as the interpreter's own start). When the process is absent, busy or late, the caller
-falls back to the in-process hook, with what is left of the hook's deadline.
+falls back to the in-process hook, with what is left of the hook's deadline. The CLI's read commands
+(`cli`) and the MCP server's read tools (`tool`) ask it the same way.
 
 Wire format, each way: one line of JSON (the header), then exactly `length` bytes (the body; `length` 0 or
 absent: none). Requests name an `op`: `hook` (`agent`, `event`, `cwd`, `deadline`; the body is the agent's
-JSON, passed through unparsed), `cli` (`argv`, `cwd`, `env`), `status`, `stop`. Every reply starts with
+JSON, passed through unparsed), `cli` (`argv`, `cwd`, `env`), `tool` (`tool`, `arguments`, `session`, `cwd`; the
+answer is the body, as JSON), `status`, `stop`. Every reply starts with
 `"ok"`: `{"ok":true,"length":N}` in exactly that compact form for a hook (what `reply_header` writes, so
 the hook client reads it without a JSON parser), or `{"ok":false,"fallback":"..."}` when the caller should
 do the work itself (busy, late, another project, the process stopping).
@@ -37,6 +39,8 @@ HOOK_TIMEOUT = 1.0
 DEFAULT_DEADLINE = 3.0
 # A read command waits longer: a search at 100k memories takes a second, and the fallback costs as much.
 CLI_TIMEOUT = 10.0
+# An MCP read tool, likewise (its server has the workspace to fall back on, opened on that first miss).
+TOOL_TIMEOUT = 10.0
 # AF_UNIX paths are cut at 104-108 bytes depending on the system.
 _MAX_SOCKET_PATH = 100
 _MAX_HEADER = 64 * 1024
@@ -293,3 +297,33 @@ def cli(argv: list[str], environ: Mapping[str, str], cwd: str | None = None) -> 
     if reply.get("ok") is not True:
         return None
     return int(reply.get("code", 0)), str(reply.get("stdout", "")), str(reply.get("stderr", ""))
+
+
+def tool(
+    cwd: Any,
+    name: str,
+    arguments: Mapping[str, Any],
+    session: str | None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any] | None:
+    """Run an MCP read tool (`memory_search`, `memory_get`) in the project's resident process: the tool's
+    answer, or None when it is absent, busy, late or declines (the MCP server then answers in process).
+    `tether.adapters.mcp.memories.Remote`, which `tether.__main__` hands the MCP server."""
+    import json
+
+    environ = os.environ if environ is None else environ
+    if not enabled(environ):
+        return None
+    where = os.fspath(cwd)
+    root = project_root(where)
+    if root is None:
+        return None
+    fields = {"op": "tool", "tool": name, "arguments": dict(arguments), "session": session, "cwd": where}
+    answered = request(root, fields, environ, timeout=TOOL_TIMEOUT)
+    if answered is None or answered[0].get("ok") is not True:
+        return None
+    try:
+        result = json.loads(answered[1])
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) else None

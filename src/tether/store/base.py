@@ -51,6 +51,7 @@ class Query:
     file: str | None = None
     pinned: bool | None = None
     session: str | None = None
+    supersedes: str | None = None  # the memories replacing this id
     ids: tuple[str, ...] | None = None
     limit: int | None = None
 

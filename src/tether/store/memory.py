@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tether.model.labels import keywords
 from tether.model.memory import Memory
 from tether.store.base import CachedImports, CoChangeWrite, Event, NoteRef, Query, Telemetry, TextHit
 
@@ -188,7 +189,7 @@ class InMemoryStore:
         limit = limit if among is None else len(among)
         wanted = {stem(w) for w in words}
         docs = [
-            (m.id, [Counter(_words(t)) for t in (m.summary, m.details, " ".join(m.files))]) for m in every
+            (m.id, [Counter(_words(t)) for t in (_titles(m), m.details, " ".join(m.files))]) for m in every
         ]
         scores: dict[str, float] = {}
         for mid, fields_ in docs:
@@ -310,7 +311,12 @@ def _matches(m: Memory, q: Query) -> bool:
         return False
     if any(
         value is not None and getattr(m, name) != value
-        for name, value in (("category", q.category), ("scope", q.scope), ("session", q.session))
+        for name, value in (
+            ("category", q.category),
+            ("scope", q.scope),
+            ("session", q.session),
+            ("supersedes", q.supersedes),
+        )
     ):
         return False
     if q.origin is not None and not (
@@ -476,3 +482,8 @@ class InMemoryRepoMap:
     def drop_imports(self, paths: Iterable[str]) -> None:
         for path in paths:
             self._imports.pop(path, None)
+
+
+def _titles(memory: Memory) -> str:
+    """The summary with the aliases and tags, weighed as one field (as the SQLite index does)."""
+    return f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -15,6 +15,9 @@ from tether.errors import TetherError
 from tether.model.display import printable, safe_json
 from tether.model.memory import Memory
 from tether.workspace import Workspace
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -111,12 +114,51 @@ def _follow_renames(ws: Workspace) -> None:
         )
 
 
+# Shell completion lists at most this many ids: past it the user types more of the id first.
+COMPLETION_LIMIT = 200
+# A completion's description is the summary's start: a menu line, not the note.
+COMPLETION_HELP_CHARS = 70
+
+
+def complete_memory_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion of a memory id argument: the ids starting with what was typed, each described by
+    its summary (zsh and fish show it). Quiet and empty outside a project or on any failure: a completion
+    must never print an error into the user's command line."""
+    from click.shell_completion import CompletionItem
+
+    from tether.store.base import Query
+
+    typed = incomplete.strip().lower()
+    try:
+        with Workspace.open(Path.cwd(), require_project=False) as ws:
+            found = [m for m in ws.store.find(Query(status=None)) if m.id.startswith(typed)]
+    except Exception:  # a damaged index, a locked one, no project: no suggestions, never a traceback
+        return []
+    found.sort(key=lambda m: (m.status != "active", m.id))
+    return [
+        CompletionItem(m.id, help=printable(_one_line(m.summary, COMPLETION_HELP_CHARS)))
+        for m in found[:COMPLETION_LIMIT]
+    ]
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def memories(n: int) -> str:
     """`1 memory`, `3 memories`: counts in messages read as English."""
     return f"{n} memory" if n == 1 else f"{n} memories"
 
 
-_STAGES = {"history": "reading git history: {done:,} commits", "writing": "writing the repo map"}
+_STAGES = {
+    "history": "reading git history: {done:,} commits",
+    "writing": "writing the repo map",
+    "index": "writing the index",
+    "notes": "reading notes: {done:,}",
+    "embedding": "embedding memories: {done:,}",
+    "rules": "syncing rule files: {done:,}",
+}
 
 
 @contextmanager
@@ -170,6 +212,10 @@ def show_memory(memory: Memory, *, full: bool = True) -> None:
     echo(f"  scope: {memory.scope}   origin: {memory.origin}   updated: {memory.updated:%Y-%m-%d %H:%M}")
     if memory.files:
         echo(f"  files: {', '.join(memory.files)}")
+    if memory.tags:
+        echo(f"  tags: {' '.join('#' + t for t in memory.tags)}")
+    if memory.aliases:
+        echo(f"  aliases: {'; '.join(memory.aliases)}")
     for anchor in memory.anchors:
         where = f"lines {anchor.lines[0]}-{anchor.lines[1]}" if anchor.lines else ""
         what = (

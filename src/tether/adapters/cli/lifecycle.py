@@ -203,8 +203,8 @@ def rules_sync(as_json: bool) -> None:
     Re-running changes nothing. Session start does this by itself when a rule file changed."""
     from tether.intake.rules import sync_rules
 
-    with workspace() as ws:
-        report = sync_rules(ws)
+    with workspace() as ws, progress_line() as progress:  # on a terminal, without --json
+        report = sync_rules(ws, progress=progress)
     if as_json:
         emit(report.to_json())
     else:

@@ -13,7 +13,15 @@ from typing import Any
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option, read_details, show_memory, workspace
+from tether.adapters.cli.common import (
+    complete_memory_id,
+    echo,
+    emit,
+    json_option,
+    read_details,
+    show_memory,
+    workspace,
+)
 from tether.errors import TetherError
 from tether.model.memory import CATEGORIES, PRIORITIES, SCOPES, Memory, to_dict
 from tether.store.base import Query
@@ -41,6 +49,8 @@ from tether.workspace import Workspace
     metavar="PATH::SYMBOL|PATH:START-END",
     help="A place inside a file it is about: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
 )
+@click.option("--tag", "tags", multiple=True, help="A tag (Obsidian's: one word, no #). Repeatable.")
+@click.option("--alias", "aliases", multiple=True, help="Another title [[wikilinks]] find it by. Repeatable.")
 @click.option(
     "--scope",
     "-s",
@@ -58,7 +68,9 @@ from tether.workspace import Workspace
     show_default=True,
     help="high multiplies its score within a bound.",
 )
-@click.option("--supersedes", metavar="ID", help="The memory this one replaces.")
+@click.option(
+    "--supersedes", metavar="ID", shell_complete=complete_memory_id, help="The memory this one replaces."
+)
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 @json_option
 def add(
@@ -67,6 +79,8 @@ def add(
     category: str,
     files: tuple[str, ...],
     at: tuple[str, ...],
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
     scope: str,
     session: str | None,
     pin: bool,
@@ -86,9 +100,11 @@ def add(
             scope=scope,
             pinned=pin,
             priority=priority,
-            supersedes=supersedes,
+            supersedes=ws.resolve(supersedes) if supersedes else None,
             session=session,
             allow_secret=allow_secret,
+            tags=tags,
+            aliases=aliases,
         )
         root = ws.root
     missing = [f for f in result.memory.files if root is not None and not (root / f).exists()]
@@ -109,7 +125,7 @@ def add(
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def get(memory_id: str, as_json: bool) -> None:
     """Show one memory in full, with what it replaced and what replaced it."""
@@ -199,7 +215,7 @@ def list_(
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--summary", help="New one-line summary.")
 @click.option("--details", "-d", help="New details; '-' reads standard input.")
 @click.option("--category", "-c", type=click.Choice(CATEGORIES), help="New category.")
@@ -212,6 +228,10 @@ def list_(
     help="Replace the anchors: a symbol (src/pay.py::charge_card) or lines (src/pay.py:120-140). Repeatable.",
 )
 @click.option("--no-anchors", is_flag=True, help="Drop every anchor (the memory stays tied to its files).")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable; --tag '' removes them).")
+@click.option(
+    "--alias", "aliases", multiple=True, help="Replace the aliases (repeatable; --alias '' removes them)."
+)
 @click.option("--priority", type=click.Choice(PRIORITIES), help="New priority.")
 @click.option("--allow-secret", is_flag=True, help="Store text that looks like a credential anyway.")
 @json_option
@@ -223,6 +243,8 @@ def edit(
     files: tuple[str, ...],
     at: tuple[str, ...],
     no_anchors: bool,
+    tags: tuple[str, ...],
+    aliases: tuple[str, ...],
     priority: str | None,
     allow_secret: bool,
     as_json: bool,
@@ -241,6 +263,10 @@ def edit(
         changes["files"] = list(files)
     if priority is not None:
         changes["priority"] = priority
+    if tags:
+        changes["tags"] = list(tags)
+    if aliases:
+        changes["aliases"] = list(aliases)
     anchors = list(at) if at or no_anchors else None
     with workspace(require_project=False) as ws:
         memory_id = ws.resolve(memory_id)
@@ -289,7 +315,7 @@ def _change(verb: str, memory_id: str, action: Callable[[Workspace, str], Memory
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--hard", is_flag=True, help="Delete the note for good instead of archiving it.")
 @json_option
 def rm(memory_id: str, hard: bool, as_json: bool) -> None:
@@ -301,7 +327,7 @@ def rm(memory_id: str, hard: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def restore(memory_id: str, as_json: bool) -> None:
     """Make an archived or superseded memory active again."""
@@ -309,7 +335,7 @@ def restore(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def pin(memory_id: str, as_json: bool) -> None:
     """Pin a memory: ranks first, pierces hint budgets, exempt from decay."""
@@ -317,7 +343,7 @@ def pin(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @json_option
 def unpin(memory_id: str, as_json: bool) -> None:
     """Unpin a memory."""
@@ -325,7 +351,7 @@ def unpin(memory_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--session", help="The session that used it.")
 @json_option
 def ack(memory_id: str, session: str | None, as_json: bool) -> None:
@@ -334,8 +360,8 @@ def ack(memory_id: str, session: str | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("old_id")
-@click.argument("new_id")
+@click.argument("old_id", shell_complete=complete_memory_id)
+@click.argument("new_id", shell_complete=complete_memory_id)
 @json_option
 def supersede(old_id: str, new_id: str, as_json: bool) -> None:
     """Mark OLD as replaced by NEW: OLD leaves recall and search but stays readable."""

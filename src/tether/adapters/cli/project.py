@@ -17,6 +17,7 @@ from tether.adapters.cli.common import (
     extensions,
     json_option,
     memories,
+    progress_line,
     workspace,
 )
 from tether.model.display import safe_json
@@ -135,9 +136,10 @@ def demo(directory: Path | None) -> None:
 @click.command()
 @click.option("--embeddings", is_flag=True, help="Only re-embed (after switching embedders).")
 def reindex(embeddings: bool) -> None:
-    """Rebuild the index from the notes (telemetry is kept)."""
+    """Rebuild the index from the notes (telemetry is kept), with its progress on a terminal."""
     with workspace(require_project=False, sync_notes=False) as ws:
-        report = ws.reindex(embeddings_only=embeddings)
+        with progress_line() as progress:  # on a terminal only
+            report = ws.reindex(embeddings_only=embeddings, progress=progress)
         count = ws.store.count(Query(status=None))
     if embeddings:
         echo(f"re-embedded {memories(len(report.updated))} with {ws.embedder.id}")

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import complete_memory_id, echo, emit, json_option, workspace
 from tether.model.memory import CATEGORIES
 
 
@@ -80,7 +80,7 @@ def recall(
 
 
 @click.command()
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete_memory_id)
 @click.option("--prompt", "-p", default="", help="The prompt to explain against.")
 @click.option(
     "--file",
@@ -95,7 +95,7 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
     from tether.recall.evidence import receipt
 
     with workspace(require_project=False) as ws:
-        candidate, rank = ws.recaller().explain(memory_id, prompt, files)
+        candidate, rank = ws.recaller().explain(ws.resolve(memory_id), prompt, files)
     data = {
         "id": candidate.memory_id,
         "rank": rank,

@@ -5,10 +5,34 @@ Registered on the main group by `tether.adapters.cli.main`.
 
 from __future__ import annotations
 
-import click
+from pathlib import Path
 
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+import click
+from click.shell_completion import CompletionItem
+
+from tether.adapters.cli.common import COMPLETION_HELP_CHARS, echo, emit, json_option, workspace
+from tether.model.display import printable
 from tether.model.memory import to_dict
+from tether.workspace import Workspace
+
+
+def complete_request_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion of a pending request's id (`review approve|reject`), described by what it asks.
+    Quiet and empty on any failure, as memory ids' completion is."""
+    from tether.lifecycle.review import pending_requests
+
+    try:
+        with Workspace.open(Path.cwd(), require_project=False, sync_notes=False) as ws:
+            requests = [r for r in pending_requests(ws) if r.id.startswith(incomplete.strip().lower())]
+    except Exception:  # no project, a damaged index: no suggestions, never a traceback
+        return []
+    return [
+        CompletionItem(
+            r.id,
+            help=printable(f"{r.kind}: {r.memory.summary if r.memory else r.id}")[:COMPLETION_HELP_CHARS],
+        )
+        for r in requests
+    ]
 
 
 @click.group(name="review", invoke_without_command=True)
@@ -76,7 +100,7 @@ def _incoming(mark: bool, as_json: bool) -> None:
 
 
 @review.command(name="approve")
-@click.argument("ids", nargs=-1, required=True)
+@click.argument("ids", nargs=-1, required=True, shell_complete=complete_request_id)
 def approve(ids: tuple[str, ...]) -> None:
     """Write what the agent asked for (the memory keeps origin agent)."""
     from tether.lifecycle import review as queue
@@ -88,7 +112,7 @@ def approve(ids: tuple[str, ...]) -> None:
 
 
 @review.command(name="reject")
-@click.argument("ids", nargs=-1, required=True)
+@click.argument("ids", nargs=-1, required=True, shell_complete=complete_request_id)
 def reject(ids: tuple[str, ...]) -> None:
     """Drop what the agent asked for: nothing is written."""
     from tether.lifecycle import review as queue

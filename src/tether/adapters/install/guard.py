@@ -54,29 +54,50 @@ SESSION_START = {
     "cursor": "sessionStart",
 }
 
+
 # A stand-in MCP server in POSIX sh (read, case, sed, printf): it answers `initialize` with the client's own
 # protocol version, `tools/list` with no tools, `ping`, and anything else with "method not found", so every
 # agent starts as if tether's server were there with nothing to offer. `read` takes one line at a time from a
 # pipe, where awk (mawk) would wait for a full buffer.
-STAND_IN = (
-    "while IFS= read -r msg; do "
-    "rid=$(printf '%s\\n' \"$msg\" | sed -n -E "
-    '\'s/.*"id"[[:space:]]*:[[:space:]]*("[^"]*"|-?[0-9]+).*/\\1/p\'); '
-    '[ -n "$rid" ] || continue; '
-    "case $msg in "
-    '*\'"method":"initialize"\'*|*\'"method": "initialize"\'*) '
-    "ver=$(printf '%s\\n' \"$msg\" | sed -n -E "
-    '\'s/.*"protocolVersion"[[:space:]]*:[[:space:]]*"([^"]*)".*/\\1/p\'); '
-    '[ -n "$ver" ] || ver=2025-06-18; '
-    'res=\'"result":{"protocolVersion":"\'$ver\'","capabilities":{"tools":{}},'
-    '"serverInfo":{"name":"tether","version":"not installed"}}\';; '
-    '*\'"method":"tools/list"\'*|*\'"method": "tools/list"\'*) res=\'"result":{"tools":[]}\';; '
-    '*\'"method":"ping"\'*|*\'"method": "ping"\'*) res=\'"result":{}\';; '
-    '*) res=\'"error":{"code":-32601,"message":"tether is not installed"}\';; '
-    "esac; "
-    'printf \'{"jsonrpc":"2.0","id":%s,%s}\\n\' "$rid" "$res"; '
-    "done"
-)
+#
+# Gemini CLI (0.61.0, tests/e2e) counts a server offering no tool, prompt or resource as failed ("No prompts,
+# tools, or resources found on the server"; the person is told "MCP issues detected"), so its stand-in also
+# offers one prompt, the install hint: a `/install-tether` command, and no tool the model could call.
+def _stand_in(*, prompt: bool) -> str:
+    capabilities = '{"tools":{},"prompts":{}}' if prompt else '{"tools":{}}'
+    prompts = (
+        '*\'"method":"prompts/list"\'*|*\'"method": "prompts/list"\'*) '
+        f'res=\'"result":{{"prompts":[{{"name":"install-tether","description":"{INSTALL_HINT}"}}]}}\';; '
+        '*\'"method":"prompts/get"\'*|*\'"method": "prompts/get"\'*) '
+        f'res=\'"result":{{"description":"tether is not installed","messages":[{{"role":"user",'
+        f'"content":{{"type":"text","text":"{INSTALL_HINT}"}}}}]}}\';; '
+        if prompt
+        else ""
+    )
+    return (
+        "while IFS= read -r msg; do "
+        "rid=$(printf '%s\\n' \"$msg\" | sed -n -E "
+        '\'s/.*"id"[[:space:]]*:[[:space:]]*("[^"]*"|-?[0-9]+).*/\\1/p\'); '
+        '[ -n "$rid" ] || continue; '
+        "case $msg in "
+        '*\'"method":"initialize"\'*|*\'"method": "initialize"\'*) '
+        "ver=$(printf '%s\\n' \"$msg\" | sed -n -E "
+        '\'s/.*"protocolVersion"[[:space:]]*:[[:space:]]*"([^"]*)".*/\\1/p\'); '
+        '[ -n "$ver" ] || ver=2025-06-18; '
+        f'res=\'"result":{{"protocolVersion":"\'$ver\'","capabilities":{capabilities},'
+        '"serverInfo":{"name":"tether","version":"not installed"}}\';; '
+        '*\'"method":"tools/list"\'*|*\'"method": "tools/list"\'*) res=\'"result":{"tools":[]}\';; '
+        f"{prompts}"
+        '*\'"method":"ping"\'*|*\'"method": "ping"\'*) res=\'"result":{}\';; '
+        '*) res=\'"error":{"code":-32601,"message":"tether is not installed"}\';; '
+        "esac; "
+        'printf \'{"jsonrpc":"2.0","id":%s,%s}\\n\' "$rid" "$res"; '
+        "done"
+    )
+
+
+STAND_IN = _stand_in(prompt=False)
+GEMINI_STAND_IN = _stand_in(prompt=True)
 
 
 def hook_script(agent: str, event: str) -> str:
@@ -92,13 +113,13 @@ def hook_command(agent: str, event: str) -> str:
     return shlex.join(["sh", "-c", hook_script(agent, event)])
 
 
-def mcp_script() -> str:
-    """The `sh -c` script of the committed MCP server: `tether mcp`, or the stand-in."""
-    return f"{_FIND}{_FOUND}mcp; {STAND_IN}"
+def mcp_script(agent: str = "") -> str:
+    """The `sh -c` script of the committed MCP server: `tether mcp`, or the stand-in (Gemini CLI's own)."""
+    return f"{_FIND}{_FOUND}mcp; {GEMINI_STAND_IN if agent == 'gemini' else STAND_IN}"
 
 
-def mcp_argv() -> list[str]:
-    return ["sh", "-c", mcp_script()]
+def mcp_argv(agent: str = "") -> list[str]:
+    return ["sh", "-c", mcp_script(agent)]
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh"})

@@ -131,7 +131,7 @@ CODEX_MCP_OPTIONS: dict[str, Any] = {
 
 def mcp_entry(agent: str, command: Sequence[str] | None) -> dict[str, Any]:
     """The MCP server entry for `tether mcp` (stdio) in the agent's own shape; `command` None is the guard."""
-    argv = guard.mcp_argv() if command is None else [*command, "mcp"]
+    argv = guard.mcp_argv(agent) if command is None else [*command, "mcp"]
     entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
     if agent == "claude":
         return {"type": "stdio", **entry}

@@ -5,8 +5,9 @@ Importing the SDK is almost all of an MCP server's start (0.6-2 s; a plain JSON-
 alone, answers `initialize`, `ping` and `tools/list` itself (then imports and builds the real server in a
 thread, so the import does not slow those answers), from the answers the SDK gave on an earlier start (`$TETHER_HOME/mcp-front.json`, kept
 per tether version and per source of the server, its tools and the SDK: any change means the SDK answers
-again). The first message it does not know (a tool call) waits for the server, which then takes the
-stream over: the handshake is replayed to it under ids of the front's own, whose answers are not sent on
+again). With the project's resident process up, `memory_search` and `memory_get` are answered through it
+(`remote`) without waiting for the SDK. The first message it does not know (another tool call) waits for the
+server, which then takes the stream over: the handshake is replayed to it under ids of the front's own, whose answers are not sent on
 but kept as the next start's answers.
 
     $ tether mcp        # what `tether install` writes into an agent's configuration
@@ -72,9 +73,10 @@ def save_cache(home: Path, data: dict[str, Any]) -> None:
 class _Loader(threading.Thread):
     """Imports the SDK and builds the server while the front answers the handshake."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, remote: Any = None) -> None:
         super().__init__(daemon=True)
         self.cwd = cwd
+        self.remote = remote
         self.server: Any = None
         self.error: BaseException | None = None
 
@@ -82,14 +84,15 @@ class _Loader(threading.Thread):
         try:
             from tether.adapters.mcp.server import build_server
 
-            self.server = build_server(self.cwd)
+            self.server = build_server(self.cwd, self.remote)
         except BaseException as exc:  # raised again where the server is needed
             self.error = exc
 
 
-def serve(cwd: Path, home: Path) -> None:
-    """Serve the memory tools over this process's stdin and stdout (the front, then the SDK's server)."""
-    loader = _Loader(cwd)
+def serve(cwd: Path, home: Path, remote: Any = None) -> None:
+    """Serve the memory tools over this process's stdin and stdout (the front, then the SDK's server);
+    `remote`: `tether.adapters.mcp.memories.Remote`, how the read tools reach the resident process."""
+    loader = _Loader(cwd, remote)
     wire_in = os.fdopen(os.dup(0), "rb")
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -132,6 +135,11 @@ def serve(cwd: Path, home: Path) -> None:
             if loader.ident is None:  # not started yet
                 loader.start()
             continue
+        elif method == "tools/call" and ident is not None and answered_init and remote is not None:
+            result = _through_resident(remote, cwd, message.get("params"))
+            if result is not None:
+                _send(wire_out, {"jsonrpc": "2.0", "id": ident, "result": result})
+                continue
         replay.append(line)
         break
     if loader.ident is None:
@@ -183,6 +191,62 @@ def _hand_over(
         sys.exit(0)
 
 
+# The read tools the front can answer through the resident process, and the arguments it forwards as they
+# are; any other name, alias or shape waits for the SDK's server (its validation, its tool errors).
+_FORWARDED = {"memory_search": {"query", "files", "category", "limit"}, "memory_get": {"id"}}
+_CATEGORIES = ("pref", "decision", "gotcha", "context")
+
+
+def _through_resident(remote: Any, cwd: Path, params: Any) -> dict[str, Any] | None:
+    """A `tools/call` result answered by the resident process before the SDK has loaded (what the SDK's
+    server would answer: the structured result, and as text its JSON indented by two), or None."""
+    if not isinstance(params, dict) or not isinstance(params.get("arguments", {}), dict):
+        return None
+    name, arguments = params.get("name"), dict(params.get("arguments") or {})
+    if name not in _FORWARDED or not set(arguments) <= _FORWARDED[name] or not _plain(name, arguments):
+        return None
+    from tether.adapters.mcp.memories import AGENT_SESSION_VARS
+    from tether.model.display import printable_data
+
+    if name == "memory_search":
+        files = arguments.get("files")
+        items = [files] if isinstance(files, str) else files or []
+        arguments["files"] = [part.strip() for item in items for part in item.split(",") if part.strip()]
+    names = ("TETHER_SESSION", *AGENT_SESSION_VARS)
+    session = next((os.environ[n] for n in names if os.environ.get(n)), None)
+    try:
+        answer = remote(cwd.resolve(), name, arguments, session)
+    except Exception:
+        return None  # the SDK's server answers it, and asks the resident process again itself
+    if not isinstance(answer, dict):
+        return None
+    shown = printable_data(answer)  # as the server's tools show memory text (`tools._shown`)
+    text = json.dumps(shown, indent=2, ensure_ascii=False)
+    return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": shown}
+
+
+def _plain(name: str, arguments: dict[str, Any]) -> bool:
+    """Arguments the tool's schema accepts as they are (else the SDK's validation speaks)."""
+    from tether.model.limits import QUERY_MAX
+
+    if name == "memory_get":
+        return isinstance(arguments.get("id"), str) and 0 < len(arguments["id"]) <= 64
+    query, files, limit = arguments.get("query"), arguments.get("files"), arguments.get("limit", 10)
+    return (
+        isinstance(query, str)
+        and 0 < len(query) <= QUERY_MAX
+        and bool(query.strip())
+        and (
+            files is None
+            or isinstance(files, str)
+            or (isinstance(files, list) and all(isinstance(f, str) for f in files))
+        )
+        and arguments.get("category") in (None, *_CATEGORIES)
+        and type(limit) is int
+        and 1 <= limit <= 50
+    )
+
+
 def _request(line: bytes) -> dict[str, Any] | None:
     try:
         data = json.loads(line)
@@ -199,9 +263,9 @@ def _send(wire_out: Any, message: dict[str, Any]) -> None:
         view = view[written or 0 :]
 
 
-def main(argv: list[str]) -> int | None:
+def main(argv: list[str], remote: Any = None) -> int | None:
     """`tether mcp [--project DIR]` without the CLI framework; None when `argv` asks for anything else (the
-    CLI's own `tether mcp` then parses it: `--http`, `--help`, a mistake)."""
+    CLI's own `tether mcp` then parses it: `--http`, `--help`, a mistake). `remote`: see `serve`."""
     project: Path | None = None
     if argv[:1] == ["--project"] and len(argv) == 2:
         project = Path(argv[1])
@@ -211,5 +275,5 @@ def main(argv: list[str]) -> int | None:
         return None
     from tether.project import user_home
 
-    serve(project_start(project, Path.cwd()), user_home())
+    serve(project_start(project, Path.cwd()), user_home(), remote)
     return 0

@@ -1,16 +1,17 @@
-"""The workspace behind the MCP server, opened on the first tool call, and the session the server serves."""
+"""The workspace behind the MCP server, opened on the first tool call, and the session the server serves.
+
+No MCP SDK at import: the resident process uses `mark_tools_used` when it answers a tool.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from mcp.server.mcpserver.exceptions import ToolError
 
 from tether.errors import StoreDamaged, StoreUnavailable, TetherError, explain_os_error
 
@@ -29,6 +30,11 @@ SESSION_KEY = "memory_tools"
 AGENT_SESSION_VARS = ("CLAUDE_CODE_SESSION_ID",)
 NO_PROJECT = "no tether project here: run `tether init` in the repository (or pass --project)"
 
+# Asks the project's resident process to run a read tool: (the server's cwd, the tool, its arguments, the
+# session) -> the tool's answer, or None when no process answered (the server then runs it itself).
+# `tether.__main__` passes one (`tether.resident.client.tool`): this adapter never imports the resident.
+Remote = Callable[[Path, str, Mapping[str, Any], "str | None"], "dict[str, Any] | None"]
+
 
 class Memories:
     """The workspace for one server, opened on the first tool call and kept; one call at a time.
@@ -37,11 +43,23 @@ class Memories:
     one per process: the lock makes each call one step, which also keeps read-modify-write honest.
     """
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, remote: Remote | None = None) -> None:
         self.cwd = cwd.resolve()
+        self.remote = remote
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
         self._repo_refreshed = False
+
+    def through_resident(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`tool`'s answer from the project's resident process (its index, caches and model kept warm;
+        it marks the session's tool use too), or None: then the caller answers in process, as without one."""
+        if self.remote is None:
+            return None
+        try:
+            return self.remote(self.cwd, tool, arguments, agent_session())
+        except Exception as exc:  # the resident is an optimization: never the reason a tool fails
+            log.warning("the resident process did not answer %s: %r", tool, exc)
+            return None
 
     @contextmanager
     def use(self, *, require_project: bool = True) -> Iterator[Workspace]:
@@ -50,6 +68,8 @@ class Memories:
         Without a project, a call says so instead of answering from user memory alone (an empty answer
         would read as "nothing is known"); only what targets user memory explicitly goes ahead.
         """
+        from mcp.server.mcpserver.exceptions import ToolError
+
         with self._lock:
             try:
                 if require_project:
@@ -72,6 +92,8 @@ class Memories:
                 raise ToolError(explain_os_error(exc)) from exc
 
     def _require_project(self) -> None:
+        from mcp.server.mcpserver.exceptions import ToolError
+
         from tether.project import find_project_root
 
         if find_project_root(self.cwd) is None:
@@ -97,22 +119,7 @@ class Memories:
         return self._ws
 
     def _mark_session(self, ws: Workspace) -> None:
-        session = agent_session()
-        if session is None:
-            return
-        # One write transaction, like the hooks' own updates: in Claude Code the hooks of a parallel tool
-        # call write this session's state at the same time, and neither may lose the other's change.
-        with ws.store.transaction():
-            state = ws.store.session_state(session) or {}
-            previous = state.get(SESSION_KEY)
-            used: dict[str, Any] = previous if isinstance(previous, dict) else {}
-            now = ws.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-            state[SESSION_KEY] = {
-                "first": used.get("first", now),
-                "last": now,
-                "calls": int(used.get("calls", 0)) + 1,
-            }
-            ws.store.put_session_state(session, state, ws.clock())
+        mark_tools_used(ws, agent_session())
 
     def repo(self, ws: Workspace) -> RepoMap | None:
         """The repo map, brought up to date once per server process (incremental after the first time).
@@ -139,6 +146,25 @@ class Memories:
             if self._ws is not None:
                 self._ws.close()
                 self._ws = None
+
+
+def mark_tools_used(ws: Workspace, session: str | None) -> None:
+    """Record in `session`'s state that its agent uses the memory tools itself (the hooks go quiet)."""
+    if session is None:
+        return
+    # One write transaction, like the hooks' own updates: in Claude Code the hooks of a parallel tool
+    # call write this session's state at the same time, and neither may lose the other's change.
+    with ws.store.transaction():
+        state = ws.store.session_state(session) or {}
+        previous = state.get(SESSION_KEY)
+        used: dict[str, Any] = previous if isinstance(previous, dict) else {}
+        now = ws.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+        state[SESSION_KEY] = {
+            "first": used.get("first", now),
+            "last": now,
+            "calls": int(used.get("calls", 0)) + 1,
+        }
+        ws.store.put_session_state(session, state, ws.clock())
 
 
 def agent_session() -> str | None:

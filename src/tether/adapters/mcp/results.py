@@ -49,6 +49,8 @@ class Full(TypedDict):
     files: list[str]
     anchors: list[dict[str, Any]]  # path, symbol or lines, within, fingerprint, lost
     links: list[str]
+    tags: list[str]
+    aliases: list[str]
     pinned: bool
     priority: str
     origin: str
@@ -98,6 +100,33 @@ class Links(TypedDict):
 
 def brief(memory: Memory) -> Brief:
     return {"id": memory.id, "summary": memory.summary, "category": memory.category, "status": memory.status}
+
+
+def search_result(
+    ws: Workspace, query: str, *, files: list[str], category: str | None, limit: int
+) -> SearchResult:
+    """What memory_search answers: the best matches with their receipts and confidence, and a hint. The
+    server runs it in process, or the resident process over its open index (`tether.resident.answers`)."""
+    hits: list[Hit] = [
+        {
+            "id": r.memory.id,
+            "summary": r.memory.summary,
+            "category": r.memory.category,
+            "origin": r.memory.origin,
+            "score": round(r.score, 4),
+            "receipt": r.receipt,
+            "confidence": r.confidence,
+            "has_details": bool(r.memory.details),
+        }
+        for r in ws.search(query, limit=limit, category=category, files=files)
+    ]
+    if not hits:
+        hint = "no memory matched: try other words or fewer of them; memory_add saves what you learn"
+    elif all(h["confidence"] == "weak" for h in hits):
+        hint = "no strong match: these are only the nearest memories; memory_get <id> returns one in full"
+    else:
+        hint = "memory_get <id> returns a memory's full text"
+    return {"results": hits, "hint": hint}
 
 
 def full(ws: Workspace, memory: Memory) -> Full:

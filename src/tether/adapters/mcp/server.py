@@ -31,6 +31,7 @@ from tether.adapters.mcp.memories import (
     AGENT_SESSION_VARS,
     SESSION_KEY,
     Memories,
+    Remote,
     agent_session,
     for_agent,
 )
@@ -67,8 +68,9 @@ LOOPBACK_NAMES = ("localhost",)
 TOKEN_FILE = "mcp-token"
 
 
-def build_server(cwd: Path) -> MCPServer:
+def build_server(cwd: Path, remote: Remote | None = None) -> MCPServer:
     """The MCP server for the project at (or above) `cwd`. Nothing is opened until the first tool call.
+    `remote`: how to ask the project's resident process for the read tools' answers (None: never).
 
     >>> build_server(Path(".")).run()  # doctest: +SKIP
     """
@@ -79,7 +81,7 @@ def build_server(cwd: Path) -> MCPServer:
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
         tether_version = "0"
 
-    memories = Memories(cwd)
+    memories = Memories(cwd, remote)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:

@@ -17,13 +17,13 @@ from tether.adapters.mcp.results import (
     AddResult,
     Changed,
     Full,
-    Hit,
     Links,
     Neighbour,
     SearchResult,
     brief,
     changed,
     full,
+    search_result,
 )
 from tether.lifecycle.review import request_pin
 from tether.memories import Added
@@ -43,7 +43,7 @@ MemoryId = Annotated[
     str,
     Field(
         validation_alias=AliasChoices("id", "memory_id", "memoryId"),
-        description="Memory id: 8 hex characters, as returned by memory_search",
+        description="Memory id: 8 hex characters, as returned by memory_search, or an unambiguous prefix of 4+",
         max_length=64,
     ),
 ]
@@ -147,36 +147,23 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             raise ToolError(
                 "query is empty: say what you want to know, or pass `files` to find memories about them"
             )
+        arguments = {"query": query, "files": paths, "category": category, "limit": limit}
+        answered = memories.through_resident("memory_search", arguments)
+        if answered is not None:
+            return cast(SearchResult, answered)
         with memories.use() as ws:
-            found = ws.search(query, limit=limit, category=category, files=paths)
-            hits: list[Hit] = [
-                {
-                    "id": r.memory.id,
-                    "summary": r.memory.summary,
-                    "category": r.memory.category,
-                    "origin": r.memory.origin,
-                    "score": round(r.score, 4),
-                    "receipt": r.receipt,
-                    "confidence": r.confidence,
-                    "has_details": bool(r.memory.details),
-                }
-                for r in found
-            ]
-        if not hits:
-            hint = "no memory matched: try other words or fewer of them; memory_add saves what you learn"
-        elif all(h["confidence"] == "weak" for h in hits):
-            hint = "no strong match: these are only the nearest memories; memory_get <id> returns one in full"
-        else:
-            hint = "memory_get <id> returns a memory's full text"
-        return {"results": hits, "hint": hint}
+            return search_result(ws, query, files=paths, category=category, limit=limit)
 
     @server.tool(structured_output=True, title="Read one memory", annotations=_read_only())
     @_shown
     def memory_get(id: MemoryId) -> Full:
         """The full text of one memory (details, files, links, status, what it supersedes). Archived and
         superseded memories are still readable here."""
+        answered = memories.through_resident("memory_get", {"id": id})
+        if answered is not None:
+            return cast(Full, answered)
         with memories.use() as ws:
-            memory = ws.ack(id, session=agent_session(), via="memory_get")
+            memory = ws.ack(ws.resolve(id), session=agent_session(), via="memory_get")
             return full(ws, memory)
 
     @server.tool(structured_output=True, title="Save a memory", annotations=_writes(destructive=False))
@@ -227,7 +214,8 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
             ),
         ] = False,
         supersedes: Annotated[
-            str | None, Field(description="Id of a memory this one replaces; the old one leaves recall")
+            str | None,
+            Field(description="Id (or unambiguous prefix) of a memory this one replaces; it leaves recall"),
         ] = None,
     ) -> AddResult:
         """Save one durable fact about this project: a preference, a decision, a gotcha or context. Saving
@@ -243,7 +231,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
                 scope=scope,
                 pinned=pinned,
                 origin="agent",
-                supersedes=supersedes,
+                supersedes=ws.resolve(supersedes) if supersedes else None,
                 session=agent_session() if scope == "session" else None,
             )
             newer = [n.id for n in ws.chain(added.memory) if n.supersedes == added.memory.id]
@@ -273,7 +261,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         restored (`tether restore <id>`). To replace a memory with a corrected one, prefer memory_add with
         `supersedes`."""
         with memories.use() as ws:
-            memory = ws.archive(id, reason or "memory_remove")
+            memory = ws.archive(ws.resolve(id), reason or "memory_remove")
         return changed(memory, f"archived {memory.id}; `tether restore {memory.id}` brings it back")
 
     @server.tool(structured_output=True, title="Links of a memory", annotations=_read_only())
@@ -283,7 +271,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         files it is about, and memories on files that often change together with those."""
         with memories.use() as ws:
             repo = memories.repo(ws)  # first: it may rewrite this memory's files (renames)
-            memory = ws.get(id)
+            memory = ws.get(ws.resolve(id))
             outgoing, incoming = ws.links(memory)
             co_change: list[Neighbour] = []
             if repo is not None:
@@ -322,7 +310,7 @@ def register_tools(server: MCPServer, memories: Memories) -> None:
         request waits for their approval (`tether review`). For what the user insists on."""
         with memories.use() as ws:
             # A pin is the user's veto over the statistics: an agent asks, the user decides.
-            memory, asked = request_pin(ws, id, pinned)
+            memory, asked = request_pin(ws, ws.resolve(id), pinned)
         if not asked:
             return changed(memory, f"{memory.id} is already {'pinned' if memory.pinned else 'unpinned'}")
         verb = "pin" if pinned else "unpin"

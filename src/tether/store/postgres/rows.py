@@ -11,6 +11,7 @@ folded and weighted, its vector as pgvector's text form) and a row back into a `
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from typing import Any
 
 from psycopg import sql
 
+from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.store.base import Query
 from tether.store.postgres.tenancy import Tenant
@@ -38,6 +40,9 @@ COLUMNS = (
     "created",
     "updated",
     "content_hash",
+    "tags",
+    "aliases",
+    "anchors",
 )
 SELECT = sql.SQL(", ").join(sql.Identifier(c) for c in COLUMNS)
 # The rows a workspace may see (`tether.store.postgres.tenancy`): its project's and its user's.
@@ -94,6 +99,11 @@ def memory(row: Sequence[Any]) -> Memory:
         session=data["session"],
         created=data["created"].astimezone(UTC),
         updated=data["updated"].astimezone(UTC),
+        tags=tuple(data["tags"]),
+        aliases=tuple(data["aliases"]),
+        anchors=()
+        if data["anchors"] == "[]"
+        else tuple(Anchor.from_front(a) for a in json.loads(data["anchors"])),
     )
     # The stored hash was computed at write time from the same text: spare recomputing it.
     found.__dict__["content_hash"] = data["content_hash"]
@@ -106,7 +116,7 @@ def where(query: Query, params: dict[str, Any]) -> sql.Composable:
     if query.status is not None:
         clauses.append(sql.SQL("status = ANY(%(status)s)"))
         params["status"] = list(query.status)
-    for column in ("category", "scope", "session"):
+    for column in ("category", "scope", "session", "supersedes"):
         value = getattr(query, column)
         if value is not None:
             clauses.append(sql.SQL("{} = {}").format(sql.Identifier(column), sql.Placeholder(column)))

@@ -134,10 +134,26 @@ def _database_id(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     conn.execute("INSERT INTO tether_meta VALUES ('database.id', %s)", (secrets.token_hex(8),))
 
 
+def _labels(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    # Tags and aliases (`tether.model.labels`), read with the memory; their words are in `words` and `grams`.
+    conn.execute(
+        "ALTER TABLE tether_memories ADD COLUMN tags text[] NOT NULL DEFAULT '{}',"
+        " ADD COLUMN aliases text[] NOT NULL DEFAULT '{}'"
+    )
+
+
+def _anchors(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    # A memory's anchors as JSON, read with it, as in the SQLite index (until this, a write through the team
+    # database lost a note's anchors).
+    conn.execute("ALTER TABLE tether_memories ADD COLUMN anchors text NOT NULL DEFAULT '[]'")
+
+
 # Named, ordered, recorded in `tether_migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Connection[tuple[object, ...]]], None]], ...] = (
     ("0001_core", _core),
     ("0002_database_id", _database_id),
+    ("0003_labels", _labels),
+    ("0004_anchors", _anchors),
 )
 
 

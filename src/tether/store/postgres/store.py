@@ -30,6 +30,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
+from tether.model.labels import keywords
 from tether.model.memory import Memory
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.postgres import eventlog, rows, schema, search
@@ -220,7 +221,14 @@ class PostgresStore:
                 "created": memory.created,
                 "updated": memory.updated,
                 "content_hash": memory.content_hash,
-                "fsummary": rows.fold(memory.summary),
+                "tags": list(memory.tags),
+                "aliases": list(memory.aliases),
+                "anchors": json.dumps([a.to_front() for a in memory.anchors]) if memory.anchors else "[]",
+                # Tags and aliases weigh as the summary does, as in the SQLite index; a nested tag's parts
+                # are words there too (Postgres's parser would read `area/ops` as one file-path token).
+                "fsummary": rows.fold(
+                    f"{memory.summary} {keywords(memory.tags, memory.aliases).replace('/', ' ')}"
+                ),
                 "fdetails": rows.fold(memory.details),
                 "ffiles": rows.fold(rows.files_text(memory.files)),
                 "grams": memory.text.lower(),
@@ -490,11 +498,11 @@ class PostgresStore:
 
 _UPSERT = f"""
 INSERT INTO tether_memories (project, owner, id, summary, details, category, scope, files, links, priority,
-    pinned, origin, supersedes, status, session, created, updated, content_hash, words, grams, embedder, dim,
-    vector)
+    pinned, origin, supersedes, status, session, created, updated, content_hash, tags, aliases, anchors, words,
+    grams, embedder, dim, vector)
 VALUES (%(project)s, %(owner)s, %(id)s, %(summary)s, %(details)s, %(category)s, %(scope)s, %(files)s,
     %(links)s, %(priority)s, %(pinned)s, %(origin)s, %(supersedes)s, %(status)s, %(session)s, %(created)s,
-    %(updated)s, %(content_hash)s,
+    %(updated)s, %(content_hash)s, %(tags)s, %(aliases)s, %(anchors)s,
     setweight(to_tsvector('{TEXT_CONFIG}', %(fsummary)s), 'A') || setweight(to_tsvector('{TEXT_CONFIG}', %(ffiles)s), 'B')
         || setweight(to_tsvector('{TEXT_CONFIG}', %(fdetails)s), 'D'),
     %(grams)s, %(embedder)s, %(dim)s, %(vector)s::vector)
@@ -503,7 +511,8 @@ ON CONFLICT (project, owner, id) DO UPDATE SET
     scope = excluded.scope, files = excluded.files, links = excluded.links, priority = excluded.priority,
     pinned = excluded.pinned, origin = excluded.origin, supersedes = excluded.supersedes,
     status = excluded.status, session = excluded.session, created = excluded.created,
-    updated = excluded.updated, content_hash = excluded.content_hash, words = excluded.words,
+    updated = excluded.updated, content_hash = excluded.content_hash, tags = excluded.tags,
+    aliases = excluded.aliases, anchors = excluded.anchors, words = excluded.words,
     grams = excluded.grams, embedder = excluded.embedder, dim = excluded.dim, vector = excluded.vector
 WHERE tether_memories.updated <= excluded.updated
 """

@@ -157,6 +157,13 @@ def _migrate_anchors(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN anchors TEXT NOT NULL DEFAULT '[]'")
 
 
+def _migrate_labels(conn: sqlite3.Connection) -> None:
+    # Tags and aliases (`tether.model.labels`) as JSON lists, read with the memory; their words are
+    # searched through the full-text tables, like the summary's.
+    conn.execute("ALTER TABLE memories ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'")
+    conn.execute("ALTER TABLE memories ADD COLUMN aliases TEXT NOT NULL DEFAULT '[]'")
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -164,6 +171,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0003_pinned_index", _migrate_pinned_index),
     ("0004_index_id", _migrate_index_id),
     ("0005_anchors", _migrate_anchors),
+    ("0006_labels", _migrate_labels),
 )
 
 

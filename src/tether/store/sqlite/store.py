@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.model.anchor import Anchor
+from tether.model.labels import keywords
 from tether.model.memory import Memory
 from tether.model.timestamps import iso, parse_iso
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
@@ -41,6 +42,8 @@ _COLUMNS = (
     "updated",
     "content_hash",
     "anchors",
+    "tags",
+    "aliases",
 )
 
 
@@ -126,6 +129,8 @@ class SQLiteStore:
                 iso(memory.updated),
                 memory.content_hash,
                 json.dumps([a.to_front() for a in memory.anchors]) if memory.anchors else "[]",
+                json.dumps(list(memory.tags)),
+                json.dumps(list(memory.aliases)),
                 note.path if note else None,
                 note.mtime_ns if note else None,
                 note.size if note else None,
@@ -142,8 +147,8 @@ class SQLiteStore:
             if row is None:
                 cursor = self.conn.execute(
                     "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
-                    " supersedes, status, session, created, updated, content_hash, anchors, note_path,"
-                    " note_mtime_ns, note_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " supersedes, status, session, created, updated, content_hash, anchors, tags, aliases,"
+                    " note_path, note_mtime_ns, note_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     values,
                 )
                 rowid = int(cursor.lastrowid or 0)
@@ -152,7 +157,8 @@ class SQLiteStore:
                 self.conn.execute(
                     "UPDATE memories SET id=?, summary=?, details=?, category=?, scope=?, files=?, priority=?,"
                     " pinned=?, origin=?, supersedes=?, status=?, session=?, created=?, updated=?,"
-                    " content_hash=?, anchors=?, note_path=?, note_mtime_ns=?, note_size=? WHERE rowid = ?",
+                    " content_hash=?, anchors=?, tags=?, aliases=?, note_path=?, note_mtime_ns=?, note_size=?"
+                    " WHERE rowid = ?",
                     (*values, rowid),
                 )
                 self.conn.execute("DELETE FROM file_refs WHERE memory_rowid = ?", (rowid,))
@@ -169,7 +175,13 @@ class SQLiteStore:
             )
             self.conn.execute(
                 "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
-                (rowid, memory.summary, memory.details, files_text),
+                # Tags and aliases weigh as the summary does: they are what the note is called and filed under.
+                (
+                    rowid,
+                    f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip(),
+                    memory.details,
+                    files_text,
+                ),
             )
             self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
             if vector is not None and embedder is not None:
@@ -468,7 +480,7 @@ def _where(query: Query) -> tuple[str, list[Any]]:
     if query.status is not None:
         clauses.append(f"status IN ({','.join('?' * len(query.status))})")
         params.extend(query.status)
-    for column in ("category", "scope", "session"):
+    for column in ("category", "scope", "session", "supersedes"):
         value = getattr(query, column)
         if value is not None:
             clauses.append(f"{column} = ?")
@@ -512,6 +524,8 @@ def _memory(row: Sequence[Any]) -> Memory:
         anchors=()
         if data["anchors"] == "[]"
         else tuple(Anchor.from_front(a) for a in json.loads(data["anchors"])),
+        tags=() if data["tags"] == "[]" else tuple(json.loads(data["tags"])),
+        aliases=() if data["aliases"] == "[]" else tuple(json.loads(data["aliases"])),
     )
     # The stored hash is the one computed at write time from the same text: spare recomputing it.
     memory.__dict__["content_hash"] = data["content_hash"]
