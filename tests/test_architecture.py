@@ -125,6 +125,7 @@ TESTED_IN = {
     "tether.adapters.cli.store": "test_team.py",
     "tether.repo.map": "test_repomap.py",
     "tether.repo.git": "test_repomap.py",
+    "tether.repo.sources": "test_repomap.py",
     "tether.embed.base": "test_embedders.py",
     "tether.embed.hashed": "test_embedders.py",
     "tether.embed.policy": "test_embed_service.py",

@@ -10,7 +10,7 @@ import pytest
 
 from tether.errors import TetherError
 from tether.repo.cochange import MAX_COMMIT_FILES
-from tether.repo.git import Change, Commit, collapse_renames
+from tether.repo.git import Change, Commit, blob_id, collapse_renames, list_work_tree
 from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
@@ -488,3 +488,146 @@ def test_head_stamp_moves_with_every_change_of_head_and_needs_no_git(repo: Repo,
     worktree = tmp_path / "wt"
     repo.git("worktree", "add", "-q", str(worktree), "main")
     assert head_stamp(worktree) not in (None, head_stamp(repo.path))  # a worktree's own HEAD
+
+
+# -- fan-in after a pull: the scan reads what git says changed, and ends where a full rebuild does ----------
+
+PROJECT = {
+    "src/app/__init__.py": "",
+    "src/app/core.py": "import os\n",
+    "src/app/util.py": "from . import core\n",
+    "src/app/api.py": "from app import core, util\n",
+    "src/app/old.py": "from .util import helper\n",
+    "web/lib.ts": "export const x = 1\n",
+    "web/view.ts": "import { x } from './lib'\n",
+    "web/main.ts": "import './view'\nimport { y } from './helpers'\n",
+}
+
+
+def full_fan_in(root: Path, db: Path) -> dict[str, int]:
+    """Fan-in as a first build computes it: a fresh index, every file read."""
+    fresh = open_map(root, db)
+    report = fresh.refresh()
+    assert report.rebuilt
+    return fan_ins(fresh)
+
+
+def fan_ins(rm: RepoMap) -> dict[str, int]:
+    return {p: n for p, n in rm.tables.fan_ins().items() if n}
+
+
+def test_pulled_commits_and_local_edits_end_at_the_full_rebuilds_fan_in(tmp_path: Path) -> None:
+    upstream = Repo(tmp_path / "upstream")
+    upstream.commit(PROJECT)
+    upstream.git("clone", "-q", str(upstream.path), str(tmp_path / "work"))
+    work = Repo(tmp_path / "work")
+    rm = open_map(work.path, tmp_path / "index.db")
+    rm.refresh()
+    before = fan_ins(rm)
+    assert before == full_fan_in(work.path, tmp_path / "f0.db")
+    assert (before["src/app/core.py"], before["web/lib.ts"]) == (2, 1)
+
+    upstream.commit({"src/app/new.py": "from app.core import thing\nimport app.util\n"})  # added
+    upstream.commit({"src/app/api.py": "from app import util\n"})  # modified: core loses an importer
+    upstream.git("rm", "-q", "src/app/old.py")  # deleted, and util's importer with it
+    upstream.commit()
+    upstream.git("mv", "web/lib.ts", "web/base.ts")  # renamed: its importer now misses it ...
+    upstream.commit({"web/helpers.ts": "import { x } from './base'\n"})  # ... and a new file finds it
+    upstream.git("mv", "src/app/util.py", "src/app/tools.py")  # renamed with an edit
+    upstream.commit({"src/app/tools.py": "from . import core\nfrom . import api\n"})
+    # A merge whose own commit changes a file no side touched (history reads skip merges).
+    upstream.git("checkout", "-q", "-b", "side")
+    upstream.commit({"web/side.ts": "import './view'\n"})
+    upstream.git("checkout", "-q", "main")
+    upstream.commit({"src/app/core.py": "import os\nimport sys\n"})
+    upstream.git("merge", "-q", "--no-ff", "--no-commit", "side")
+    upstream.write({"web/view.ts": "import { x } from './base'\n"})
+    upstream.git("add", "-A")
+    upstream.git("commit", "-q", "-m", "merge side")
+
+    work.git("pull", "-q", "--ff-only")
+    report = rm.refresh()
+    assert not report.rebuilt and report.new_commits == 7  # the merge is not one
+    pulled = fan_ins(rm)
+    assert pulled == full_fan_in(work.path, tmp_path / "f1.db")
+    assert (pulled["web/base.ts"], pulled["web/view.ts"]) == (2, 2)
+
+    # Edited without a commit: modified, staged, untracked, deleted.
+    work.write({"src/app/api.py": "from app import core, tools\n"})
+    work.write({"web/main.ts": "import './base'\n"})
+    work.git("add", "web/main.ts")
+    work.write({"src/app/extra.py": "from app import api\n"})
+    (work.path / "web/side.ts").unlink()
+    rm.refresh()
+    edited = fan_ins(rm)
+    assert edited == full_fan_in(work.path, tmp_path / "f2.db") != pulled
+    # And put back: the parses made from the edits must not outlive them.
+    work.git("reset", "-q", "--hard")
+    (work.path / "src/app/extra.py").unlink()
+    rm.refresh()
+    assert fan_ins(rm) == full_fan_in(work.path, tmp_path / "f3.db") == pulled
+
+
+def test_a_committed_edit_keeping_size_and_mtime_is_read(repo: Repo, db: Path) -> None:
+    # Regression: the stat alone trusted the old parse; git's blob id says the content is new.
+    repo.commit({"a.py": "import b\n", "b.py": "", "c.py": ""})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    target = repo.path / "a.py"
+    st = target.stat()
+    target.write_text("import c\n")
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    repo.commit()
+    rm.refresh()
+    assert (rm.fan_in("b.py"), rm.fan_in("c.py")) == (0, 1)
+
+
+def test_clean_files_are_trusted_by_their_blob_id(repo: Repo, db: Path) -> None:
+    # What lets a pull read only what it changed: the cache row carries the blob git has for the file.
+    repo.commit({"a.py": "import b\n", "b.py": ""})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    rows = rm.tables.cached_imports()
+    assert rows["a.py"].digest == repo.git("rev-parse", "HEAD:a.py")
+    assert blob_id(b"import b\n") == repo.git("rev-parse", "HEAD:a.py")
+
+
+def test_rewritten_history_ends_at_the_full_rebuilds_fan_in(repo: Repo, db: Path, tmp_path: Path) -> None:
+    first = repo.commit(PROJECT)
+    repo.commit({"src/app/api.py": "from app import util\n", "web/main.ts": "import './lib'\n"})
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    # A force-push: the map's last commit is no longer an ancestor of HEAD.
+    repo.git("reset", "-q", "--hard", first)
+    repo.commit({"src/app/core.py": "from . import util\n", "web/lib.ts": "import './view'\n"})
+    report = rm.refresh()
+    assert report.rebuilt
+    assert fan_ins(rm) == full_fan_in(repo.path, tmp_path / "fresh.db")
+    assert fan_ins(rm)["src/app/core.py"] == 2
+
+
+def test_a_lost_import_cache_ends_at_the_full_rebuilds_fan_in(repo: Repo, db: Path, tmp_path: Path) -> None:
+    repo.commit(PROJECT)
+    rm = open_map(repo.path, db)
+    rm.refresh()
+    rm.tables.conn.execute("DELETE FROM repomap_imports")
+    rm.tables.conn.commit()
+    repo.commit({"src/app/api.py": "import os\n", "web/view.ts": "import './main'\n"})
+    report = rm.refresh()
+    assert not report.rebuilt
+    assert fan_ins(rm) == full_fan_in(repo.path, tmp_path / "fresh.db")
+    assert len(rm.tables.cached_imports()) == len(PROJECT)
+
+
+def test_work_tree_names_the_blob_only_of_files_git_finds_unmodified(repo: Repo) -> None:
+    repo.commit({"clean.py": "1\n", "edited.py": "1\n", "staged.py": "1\n", "gone.py": "1\n"})
+    repo.write({"edited.py": "2\n", "staged.py": "2\n", "new.py": "1\n"})
+    repo.git("add", "staged.py")
+    (repo.path / "gone.py").unlink()
+    tree = list_work_tree(repo.path)
+    assert tree.files == ["clean.py", "edited.py", "new.py", "staged.py"]
+    assert tree.clean == {
+        "clean.py": repo.git("rev-parse", "HEAD:clean.py"),
+        "staged.py": repo.git("rev-parse", ":staged.py"),  # the index's blob is the work tree's
+    }
+    assert tree.clean["staged.py"] == blob_id(b"2\n") and tree.object_format == "sha1"

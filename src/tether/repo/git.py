@@ -10,6 +10,7 @@ another git command needs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -52,15 +53,25 @@ def _command(root: Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    return _finish(root, args, _start(root, args), check)
+
+
+def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
     cmd, env = _command(root, args)
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except OSError as exc:
         raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
+
+
+def _finish(
+    root: Path, args: Sequence[str], proc: subprocess.Popen[bytes], check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    out, err = proc.communicate()
     if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise TetherError(f"`git {' '.join(args)}` failed in {root}: {err}")
-    return proc
+        message = err.decode(errors="replace").strip()
+        raise TetherError(f"`git {' '.join(args)}` failed in {root}: {message}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def probe(root: Path) -> tuple[str, str | None] | None:
@@ -143,6 +154,65 @@ def list_files(root: Path, in_git: bool) -> list[str]:
             else:
                 out.append(path)
     return sorted(out)
+
+
+@dataclass(frozen=True)
+class WorkTree:
+    """The files that exist now (as `list_files` lists them) and what git knows of their content."""
+
+    files: list[str]
+    # Tracked path -> the index's blob id, for files git finds unmodified in the work tree (by the stat it
+    # keeps in the index, comparing content when the stat moved). A file whose cached parse was made from
+    # that blob needs no stat and no read: after a pull, only what the pull or a local edit changed is read.
+    clean: dict[str, str]
+    object_format: str  # "sha1" or "sha256": how `blob_id` hashes content to compare with `clean`
+
+
+_STAGE = re.compile(r"[0-7]{6} ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t")
+
+
+def list_work_tree(root: Path) -> WorkTree:
+    """`list_files` in git, with the blob ids of the files whose work-tree content is the index's.
+
+    Two `git ls-files` as `list_files` runs, side by side: `--stage` adds the blob ids, `--modified` (which
+    lists deleted files too) replaces `--deleted`. Right after a checkout or pull `--modified` compares the
+    content of the files written in the index's last second (git's racy entries): the slower of the two."""
+    modified_args = ("ls-files", "-z", "--modified")
+    modified_proc = _start(root, modified_args)
+    listed: set[str] = set()
+    staged: dict[str, str] = {}
+    unmerged: set[str] = set()
+    try:
+        listing = git(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
+    except BaseException:
+        modified_proc.kill()
+        modified_proc.communicate()
+        raise
+    for entry in _split_z(listing.stdout):
+        m = _STAGE.match(entry)
+        if m is None:
+            listed.add(entry)  # untracked: --stage prints only the path
+            continue
+        path = entry[m.end() :]
+        listed.add(path)
+        if m.group(2) == "0":
+            staged[path] = m.group(1)
+        else:
+            unmerged.add(path)  # a conflict: no one blob is the file
+    modified = set(_split_z(_finish(root, modified_args, modified_proc).stdout))
+    listed -= {p for p in modified if not os.path.lexists(root / p)}
+    files = sorted(p for p in listed if not p.startswith(_TETHER_DIR))
+    clean = {p: oid for p, oid in staged.items() if p not in modified and p not in unmerged}
+    sha256 = any(len(oid) == 64 for oid in staged.values())
+    return WorkTree(files, clean, "sha256" if sha256 else "sha1")
+
+
+def blob_id(data: bytes, object_format: str = "sha1") -> str:
+    """The id git gives `data` as a blob (`git hash-object`, no filters)."""
+    h = hashlib.new(object_format)
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
 
 
 def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:

@@ -33,16 +33,18 @@ from tether.repo.cochange import CoChangeCounts
 from tether.repo.git import (
     Commit,
     HistoryRestarted,
+    WorkTree,
     collapse_renames,
     git,
     head_stamp,
     list_files,
+    list_work_tree,
     stream_commits,
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.imports import fan_in as compute_fan_in
-from tether.repo.imports import language_of, parse_imports
+from tether.repo.sources import scan_sources
 from tether.store.base import CachedImports, RepoMapStore
 
 # Minimum shared commits for a neighbour: one shared commit is often an accident (a drive-by fix in
@@ -52,12 +54,11 @@ MIN_SUPPORT = 2
 MIN_CONFIDENCE = 0.1
 # Bump when the counting rules change: an index built under other rules is rebuilt at the next refresh.
 REPOMAP_VERSION = "1"
-_MAX_SOURCE_BYTES = 2_000_000
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
 
 # (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
 Progress = Callable[[str, int, int | None], None]
-T = TypeVar("T")  # larger "source" files are generated or vendored; their imports don't count
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,10 @@ class RepoMap:
         """Bring files, renames, co-change and fan-in up to date with the work tree and HEAD.
 
         History is one streamed `git log`, counted as it arrives, while a thread reads the import lines of
-        the source files whose content changed; nothing is written until both are done, and then in one
-        short transaction (hooks writing their session state wait for milliseconds, not for the build).
+        the source files whose content changed (in git, those whose blob, as `git ls-files` tells, is not
+        the one their cached parse was made from: a pull reads what it changed, not every file); nothing
+        is written until both are done, and then in one short transaction (hooks writing their session
+        state wait for milliseconds, not for the build).
         A build killed part way has written nothing: the next refresh starts it again. `progress` is
         called as (stage, done, total or None) for a terminal to show."""
         started = time.time_ns()
@@ -171,8 +174,8 @@ class RepoMap:
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
         cached = self.tables.cached_imports()
-        # The file list and the import scan in a thread, while this one reads history: git ls-files, a stat
-        # of every source file and the scan of the changed ones overlap the git log they do not depend on.
+        # The file list and the import scan in a thread, while this one reads history: git ls-files and the
+        # scan of the changed files overlap the git log they do not depend on.
         sources = _InThread(self._list_and_parse, in_git, cached)
 
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
@@ -321,50 +324,9 @@ class RepoMap:
     def _list_and_parse(
         self, in_git: bool, cached: dict[str, CachedImports]
     ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
-        """The files that exist now, and `_parse_sources` of them (in a thread: no store access)."""
-        files = list_files(self.root, in_git)
-        return (files, *self._parse_sources(files, cached))
-
-    def _parse_sources(
-        self, files: list[str], cached: dict[str, CachedImports]
-    ) -> tuple[dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
-        """Import specs of every source file, parsing only files whose content changed since `cached`.
-
-        Returns (specs by path, cache rows to write, whether any file's specs changed or vanished).
-        Runs in a thread: no store access here."""
-        specs: dict[str, tuple[str, ...]] = {}
-        rows: dict[str, CachedImports] = {}
-        changed = False
-        root = str(self.root)
-        for path in files:
-            if language_of(path) is None:
-                continue
-            full = os.path.join(root, path)
-            try:
-                st = os.stat(full)
-            except OSError:
-                continue
-            old = cached.get(path)
-            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
-                specs[path] = old.specs
-                continue
-            if st.st_size > _MAX_SOURCE_BYTES:
-                continue
-            try:
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            if old is not None and old.digest == digest:
-                parsed = old.specs  # touched, not changed
-            else:
-                parsed = tuple(parse_imports(path, data.decode("utf-8", errors="replace")))
-                changed = changed or old is None or old.specs != parsed
-            specs[path] = parsed
-            rows[path] = CachedImports(st.st_mtime_ns, st.st_size, digest, parsed)
-        changed = changed or bool(set(cached) - set(specs))
-        return specs, rows, changed
+        """The files that exist now, and `scan_sources` of them (in a thread: no store access)."""
+        tree = list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+        return (tree.files, *scan_sources(self.root, tree, cached))
 
 
 class _InThread(Generic[T]):
