@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .mock_openai import MockOpenAI
+from .process import run_agent
 from .scripted_server import LoggedRequest, Script
 
 CODEX_VERSION = "0.171.0"
@@ -186,33 +187,18 @@ def launch_codex(
             prompt,
         ]
         run_env = {"CODEX_HOME": str(home / ".codex"), **env, "MOCK_API_KEY": "sk-mock"}
-        started = time.monotonic()
-        process = subprocess.Popen(
-            args,
-            cwd=repo,
-            env=run_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            stderr += f"\n[harness] killed after {timeout}s"
+        done = run_agent(args, repo, run_env, timeout)
+        stdout, stderr = done.stdout, done.stderr
         events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         run = CodexRun(
             args=args,
-            returncode=process.returncode,
+            returncode=done.returncode,
             stdout=stdout,
             stderr=stderr,
             events=events,
             http_log=mock.requests,
             run_dir=run_dir,
-            seconds=time.monotonic() - started,
+            seconds=done.seconds,
             requests=mock.response_bodies,
         )
     (run_dir / "requests.json").write_text(json.dumps([r.body for r in run.http_log], indent=1))

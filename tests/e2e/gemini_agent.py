@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import shutil
-import signal
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +28,7 @@ from typing import Any
 
 from .codex_agent import NETWORK_ERRORS, RegistryUnreachable
 from .mock_gemini import MockGemini
+from .process import run_agent
 from .scripted_server import LoggedRequest, Script
 
 GEMINI_VERSION = "0.61.0"
@@ -159,36 +157,21 @@ def launch_gemini(
             *extra_args,
         ]
         run_env = {**env, "GEMINI_API_KEY": "mock-key", "GOOGLE_GEMINI_BASE_URL": mock.url}
-        started = time.monotonic()
-        process = subprocess.Popen(
-            args,
-            cwd=repo,
-            env=run_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            stderr += f"\n[harness] killed after {timeout}s"
+        done = run_agent(args, repo, run_env, timeout)
+        stdout, stderr = done.stdout, done.stderr
         try:
             result = json.loads(stdout[stdout.index("{") :]) if "{" in stdout else None
         except ValueError:
             result = None
         run = GeminiRun(
             args=args,
-            returncode=process.returncode,
+            returncode=done.returncode,
             stdout=stdout,
             stderr=stderr,
             result=result if isinstance(result, dict) else None,
             http_log=mock.requests,
             run_dir=run_dir,
-            seconds=time.monotonic() - started,
+            seconds=done.seconds,
             requests=mock.turn_bodies,
         )
     (run_dir / "requests.json").write_text(json.dumps([r.body for r in run.http_log], indent=1))
