@@ -28,7 +28,6 @@ import pytest
 
 from .codex_agent import (
     CodexRun,
-    RegistryUnreachable,
     append_toml,
     install_codex,
     launch_codex,
@@ -37,7 +36,7 @@ from .codex_agent import (
 )
 from .gemini_agent import GeminiRun, install_gemini, launch_gemini
 from .mock_anthropic import MockAnthropic
-from .process import run_agent
+from .process import RegistryUnreachable, run_agent
 from .scripted_server import LoggedRequest, Script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
