@@ -16,11 +16,9 @@ What Codex 0.171.0 needs, found by running it (more in README.md here):
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import threading
@@ -31,58 +29,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from .mock_openai import MockOpenAI
+from .process import npm_install, run_agent
 from .scripted_server import LoggedRequest, Script
 
 CODEX_VERSION = "0.171.0"
 CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
 # Any slug in Codex's bundled model catalog (`codex debug models`); the mock ignores it.
 MOCK_MODEL = "gpt-5.5"
-NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH")
-
-
-class RegistryUnreachable(RuntimeError):
-    """npm could not reach its registry, so the agent cannot be installed here."""
 
 
 def install_codex(cache_dir: Path) -> Path:
     """Install the pinned Codex CLI into ``cache_dir`` once (npm registry only); return its launcher."""
-    launcher = cache_dir / "node_modules" / ".bin" / "codex"
-    stamp = cache_dir / f".installed-{CODEX_VERSION}"
-    if stamp.exists() and launcher.exists():
-        return launcher
-    if shutil.which("npm") is None:
-        raise RuntimeError("npm is not on PATH; install Node.js and npm to run the Codex e2e tests")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent test runs: one installs, the others wait
-        if stamp.exists() and launcher.exists():
-            return launcher
-        done = subprocess.run(
-            [
-                *("npm", "install", "--prefix", str(cache_dir), "--no-save", "--no-package-lock"),
-                *(
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--fetch-timeout=20000",
-                    "--fetch-retries=1",
-                ),
-                CODEX_PACKAGE,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            stdin=subprocess.DEVNULL,
-        )
-        output = done.stdout + done.stderr
-        if done.returncode != 0:
-            if any(code in output for code in NETWORK_ERRORS):
-                raise RegistryUnreachable(f"npm could not reach its registry to install {CODEX_PACKAGE}")
-            raise RuntimeError(f"npm install {CODEX_PACKAGE} failed:\n{output[-3000:]}")
-        if not launcher.exists():
-            raise RuntimeError(f"{CODEX_PACKAGE} installed but {launcher} is missing")
-        stamp.touch()
-    return launcher
+    return npm_install(
+        cache_dir, CODEX_PACKAGE, CODEX_VERSION, "codex", "install Node.js and npm to run the Codex e2e tests"
+    )
 
 
 def toml_value(value: Any) -> str:
@@ -186,33 +146,18 @@ def launch_codex(
             prompt,
         ]
         run_env = {"CODEX_HOME": str(home / ".codex"), **env, "MOCK_API_KEY": "sk-mock"}
-        started = time.monotonic()
-        process = subprocess.Popen(
-            args,
-            cwd=repo,
-            env=run_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            stderr += f"\n[harness] killed after {timeout}s"
+        done = run_agent(args, repo, run_env, timeout)
+        stdout, stderr = done.stdout, done.stderr
         events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         run = CodexRun(
             args=args,
-            returncode=process.returncode,
+            returncode=done.returncode,
             stdout=stdout,
             stderr=stderr,
             events=events,
             http_log=mock.requests,
             run_dir=run_dir,
-            seconds=time.monotonic() - started,
+            seconds=done.seconds,
             requests=mock.response_bodies,
         )
     (run_dir / "requests.json").write_text(json.dumps([r.body for r in run.http_log], indent=1))

@@ -17,10 +17,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +28,6 @@ import pytest
 
 from .codex_agent import (
     CodexRun,
-    RegistryUnreachable,
     append_toml,
     install_codex,
     launch_codex,
@@ -39,6 +36,7 @@ from .codex_agent import (
 )
 from .gemini_agent import GeminiRun, install_gemini, launch_gemini
 from .mock_anthropic import MockAnthropic
+from .process import RegistryUnreachable, run_agent
 from .scripted_server import LoggedRequest, Script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -319,31 +317,14 @@ def launch_claude(
     ]
     with MockAnthropic(script) as mock:
         run_env = agent_env(home, {**OFFLINE_ENV, "ANTHROPIC_BASE_URL": mock.url, **(env or {})})
-        started = time.monotonic()
-        # Own process group: on timeout the agent, its hooks and MCP servers are killed together.
-        process = subprocess.Popen(
-            args,
-            cwd=repo,
-            env=run_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            run = ClaudeRun(
-                args, -9, stdout, stderr, None, mock.requests, debug_log, run_dir, time.monotonic() - started
-            )
+        done = run_agent(args, repo, run_env, timeout)
+        stdout, stderr, seconds = done.stdout, done.stderr, done.seconds
+        if done.timed_out:
+            run = ClaudeRun(args, -9, stdout, stderr, None, mock.requests, debug_log, run_dir, seconds)
             pytest.fail(f"claude did not finish within {timeout}s; killed.\n{run.describe()}")
-        seconds = time.monotonic() - started
         run = ClaudeRun(
             args=args,
-            returncode=process.returncode,
+            returncode=done.returncode,
             stdout=stdout,
             stderr=stderr,
             result=_parse_result(stdout),

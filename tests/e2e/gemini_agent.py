@@ -18,20 +18,14 @@ What Gemini CLI 0.61.0 needs, found by running it (more in README.md here):
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import shutil
-import signal
-import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .codex_agent import NETWORK_ERRORS, RegistryUnreachable
 from .mock_gemini import MockGemini
+from .process import npm_install, run_agent
 from .scripted_server import LoggedRequest, Script
 
 GEMINI_VERSION = "0.61.0"
@@ -48,45 +42,13 @@ HOME_SETTINGS: dict[str, Any] = {
 
 def install_gemini(cache_dir: Path) -> Path:
     """Install the pinned Gemini CLI into ``cache_dir`` once (npm registry only); return its launcher."""
-    launcher = cache_dir / "node_modules" / ".bin" / "gemini"
-    stamp = cache_dir / f".installed-{GEMINI_VERSION}"
-    if stamp.exists() and launcher.exists():
-        return launcher
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        raise RuntimeError(
-            "node and npm are not on PATH; install Node.js (>= 20) to run the Gemini e2e tests"
-        )
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent test runs: one installs, the others wait
-        if stamp.exists() and launcher.exists():
-            return launcher
-        done = subprocess.run(
-            [
-                *("npm", "install", "--prefix", str(cache_dir), "--no-save", "--no-package-lock"),
-                *(
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--fetch-timeout=20000",
-                    "--fetch-retries=1",
-                ),
-                GEMINI_PACKAGE,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            stdin=subprocess.DEVNULL,
-        )
-        output = done.stdout + done.stderr
-        if done.returncode != 0:
-            if any(code in output for code in NETWORK_ERRORS):
-                raise RegistryUnreachable(f"npm could not reach its registry to install {GEMINI_PACKAGE}")
-            raise RuntimeError(f"npm install {GEMINI_PACKAGE} failed:\n{output[-3000:]}")
-        if not launcher.exists():
-            raise RuntimeError(f"{GEMINI_PACKAGE} installed but {launcher} is missing")
-        stamp.touch()
-    return launcher
+    return npm_install(
+        cache_dir,
+        GEMINI_PACKAGE,
+        GEMINI_VERSION,
+        "gemini",
+        "install Node.js (>= 20) to run the Gemini e2e tests",
+    )
 
 
 def prepare_home(home: Path, repo: Path) -> None:
@@ -160,36 +122,21 @@ def launch_gemini(
             *extra_args,
         ]
         run_env = {**env, "GEMINI_API_KEY": "mock-key", "GOOGLE_GEMINI_BASE_URL": mock.url}
-        started = time.monotonic()
-        process = subprocess.Popen(
-            args,
-            cwd=repo,
-            env=run_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            stderr += f"\n[harness] killed after {timeout}s"
+        done = run_agent(args, repo, run_env, timeout)
+        stdout, stderr = done.stdout, done.stderr
         try:
             result = json.loads(stdout[stdout.index("{") :]) if "{" in stdout else None
         except ValueError:
             result = None
         run = GeminiRun(
             args=args,
-            returncode=process.returncode,
+            returncode=done.returncode,
             stdout=stdout,
             stderr=stderr,
             result=result if isinstance(result, dict) else None,
             http_log=mock.requests,
             run_dir=run_dir,
-            seconds=time.monotonic() - started,
+            seconds=done.seconds,
             requests=mock.turn_bodies,
         )
     (run_dir / "requests.json").write_text(json.dumps([r.body for r in run.http_log], indent=1))
