@@ -104,6 +104,7 @@ TESTED_IN = {
     "tether": "test_architecture.py",
     "tether.__main__": "test_cli.py",
     "tether.errors": "test_cli.py",
+    "tether.adapters.install.notes": "test_install.py",
     "tether.config.database": "test_team.py",
     "tether.model.display": "test_display.py",
     "tether.model.prompt": "test_text.py",

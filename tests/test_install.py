@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from tether.__main__ import build_cli
-from tether.adapters.install import guard
+from tether.adapters.install import guard, jsonc
 from tether.adapters.install.installer import AGENTS, config_files, default_command, install, uninstall
 from tether.adapters.install.specs import HOOKS, hook_command, mcp_entry
 from tether.errors import ConfigError, ValidationError
@@ -739,6 +739,64 @@ def test_gemini_settings_with_comments_keep_them(tmp_path: Path, scope: str) -> 
     settings.with_name("settings.json.tether-backup").unlink()
     uninstall("gemini", scope=scope, root=root, home=home)
     assert settings.read_text() == GEMINI_JSONC
+
+
+# The user's own allowed tool and its comment stay; tether's names go after it.
+GEMINI_ALLOWED = """{
+  "tools": {
+    // the team's safe shell command
+    "allowed": ["run_shell_command(git status)"]
+  }
+}
+"""
+GEMINI_READ = ["mcp_tether_memory_search", "mcp_tether_memory_get", "mcp_tether_memory_links"]
+GEMINI_WRITE = ["mcp_tether_memory_add", "mcp_tether_memory_remove", "mcp_tether_memory_pin"]
+
+
+@pytest.mark.parametrize(
+    ("allow", "expected"), [("read", GEMINI_READ), ("all", GEMINI_READ + GEMINI_WRITE), ("none", [])]
+)
+@pytest.mark.parametrize("scope", SCOPES)
+def test_gemini_allowed_tools_are_written_and_taken_out(
+    tmp_path: Path, scope: str, allow: str, expected: list[str]
+) -> None:
+    root, home = _dirs(tmp_path)
+    base = _base(scope, root, home)
+    _write(base, {".gemini/settings.json": GEMINI_ALLOWED})
+    settings = base / ".gemini" / "settings.json"
+    install("gemini", scope=scope, root=root, home=home, command=CMD, allow_tools=allow)
+    text = settings.read_text()
+    assert "// the team's safe shell command" in text
+    assert jsonc.loads(text, comments=True)["tools"]["allowed"] == [
+        "run_shell_command(git status)",
+        *expected,
+    ]
+    assert install("gemini", scope=scope, root=root, home=home, command=CMD, allow_tools=allow).changed == []
+    # Another choice later reconciles in place: `read` after `all` takes the write tools out again.
+    install("gemini", scope=scope, root=root, home=home, command=CMD, allow_tools="read")
+    allowed = jsonc.loads(settings.read_text(), comments=True)["tools"]["allowed"]
+    assert allowed == ["run_shell_command(git status)", *GEMINI_READ]
+    settings.with_name("settings.json.tether-backup").unlink()
+    uninstall("gemini", scope=scope, root=root, home=home)
+    assert settings.read_text() == GEMINI_ALLOWED
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_gemini_default_allows_only_the_read_tools(tmp_path: Path, scope: str) -> None:
+    root, home = _dirs(tmp_path)
+    report = install("gemini", scope=scope, root=root, home=home, command=CMD)
+    settings = _load(_base(scope, root, home) / ".gemini" / "settings.json")
+    assert settings["tools"] == {"allowed": GEMINI_READ}
+    assert "mcp_tether_memory_search" in " ".join(report.notes) and "deprecated" in " ".join(report.notes)
+    uninstall("gemini", scope=scope, root=root, home=home)
+    assert not (_base(scope, root, home) / ".gemini").exists()
+
+
+def test_gemini_none_writes_no_tools_and_says_how_to_allow(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    report = install("gemini", scope="project", root=root, home=home, command=CMD, allow_tools="none")
+    assert "tools" not in _load(root / ".gemini" / "settings.json")
+    assert any("--allow-tools read" in note and "gemini -p" in note for note in report.notes)
 
 
 def test_gemini_trailing_comma_is_refused_with_its_line(tmp_path: Path) -> None:

@@ -9,8 +9,9 @@ What Gemini CLI 0.61.0 needs, found by running it (more in README.md here):
   folder exit 55 ("not running in a trusted directory"), and an untrusted folder's project settings (hooks,
   MCP servers) are not loaded;
 - headless mode offers only tools that need no confirmation: ``--approval-mode auto_edit`` adds
-  ``replace``/``write_file``; MCP tools need allowing (``--allowed-tools mcp_tether_memory_get,...``, which
-  0.61.0 calls deprecated in favour of its policy engine, or ``trust: true`` on the server);
+  ``replace``/``write_file``; MCP tools need allowing (``--allowed-tools mcp_tether_memory_get,...`` or
+  ``tools.allowed`` in settings, both of which 0.61.0 calls deprecated in favour of its policy engine, a user
+  policy rule, or ``trust: true`` on the server);
 - ``privacy.usageStatisticsEnabled = false`` and auto-update off: under ``strace -f -e connect`` a run connects to
   the mock on 127.0.0.1 and to nothing else (no DNS query).
 """

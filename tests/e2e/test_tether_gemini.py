@@ -127,6 +127,57 @@ def test_memory_tools_answer_through_the_installed_server_and_take_an_id_prefix(
     assert [(m["id"], m["acted"]) for m in stats["most_used"]] == [(ids["port"], 1)], stats
 
 
+def test_installed_read_tools_are_offered_without_allowed_tools_and_write_tools_are_not(
+    workspace: Workspace, run_gemini: RunGemini
+) -> None:
+    ids = setup_project(workspace)  # `install gemini --project`: --allow-tools read is the default
+    search = function_call("mcp_tether_memory_search", {"query": "staging port"})
+    run = run_gemini(
+        workspace.repo, workspace.home, "Which port?", [[search], [reply("6443")]], approval_mode="default"
+    )
+    assert run.returncode == 0, run.describe()
+    offered = set(tool_names(run.requests[0]))
+    assert {"mcp_tether_memory_search", "mcp_tether_memory_get", "mcp_tether_memory_links"} <= offered
+    assert not {"mcp_tether_memory_add", "mcp_tether_memory_remove", "mcp_tether_memory_pin"} & offered
+    found = json.dumps(function_response(run.requests[1], "mcp_tether_memory_search"))
+    assert ids["port"] in found and "6443" in found, found
+    # Gemini CLI 0.61.0 says so on every run (README: the committed settings use its deprecated form).
+    assert "tools.allowed in settings.json are deprecated" in run.stderr
+
+
+def test_allow_tools_none_leaves_the_mcp_tools_unoffered(workspace: Workspace, run_gemini: RunGemini) -> None:
+    setup_project(workspace)
+    tether(workspace, "install", "gemini", "--project", "--allow-tools", "none")
+    run = run_gemini(workspace.repo, workspace.home, "Which port?", [[reply("no tools")]])
+    assert run.returncode == 0, run.describe()
+    assert not [name for name in tool_names(run.requests[0]) if name.startswith("mcp_tether_")]
+
+
+# What README offers instead of the deprecated `tools.allowed`: a user policy rule scoped to the server.
+USER_POLICY = """[[rule]]
+mcpName = "tether"
+toolName = ["memory_search", "memory_get", "memory_links"]
+decision = "allow"
+priority = 100
+"""
+
+
+def test_a_user_policy_rule_allows_the_named_tools_instead(
+    workspace: Workspace, run_gemini: RunGemini
+) -> None:
+    setup_project(workspace)
+    tether(workspace, "install", "gemini", "--project", "--allow-tools", "none")
+    policies = workspace.home / ".gemini" / "policies"
+    policies.mkdir(parents=True)
+    (policies / "tether.toml").write_text(USER_POLICY)
+    run = run_gemini(workspace.repo, workspace.home, "Which port?", [[reply("6443")]])
+    assert run.returncode == 0, run.describe()
+    offered = set(tool_names(run.requests[0]))
+    assert {"mcp_tether_memory_search", "mcp_tether_memory_get", "mcp_tether_memory_links"} <= offered
+    assert "mcp_tether_memory_add" not in offered
+    assert "deprecated" not in run.stderr
+
+
 def test_a_teammate_without_tether_gets_no_errors_and_no_memory(
     workspace: Workspace, run_gemini: RunGemini
 ) -> None:

@@ -62,8 +62,8 @@ def _show_install(report: InstallReport, dry_run: bool) -> None:
     type=click.Choice(("read", "all", "none")),
     default="read",
     show_default=True,
-    help="Claude Code: permission rules written for tether's MCP tools (read: search, get, links; "
-    "all: also add, remove, pin; none: Claude asks).",
+    help="Claude Code and Gemini CLI: tether's MCP tools that run without asking (read: search, get, "
+    "links; all: also add, remove, pin; none: they ask, and headless `-p` runs cannot use them).",
 )
 def install(agent: str, scope: str, dry_run: bool, allow_tools: str) -> None:
     """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up).

@@ -16,25 +16,19 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tether.adapters.install import files, guard
 from tether.adapters.install.files import Change, Editor
 from tether.adapters.install.jsonconf import AllowTools, EnvVar, FlatHooks, JsonEditor, McpServer, NestedHooks
-from tether.adapters.install.specs import HOOKS, SERVER_NAME, mcp_entry
+from tether.adapters.install.notes import install_notes
+from tether.adapters.install.specs import ALLOW_TOOLS, HOOKS, mcp_entry, tool_rules
 from tether.adapters.install.tomlconf import TomlMcpEditor
 from tether.errors import ValidationError
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 SCOPES = ("project", "user")
-ALLOW_TOOLS = ("read", "all", "none")
-# Claude Code permission rules `install` writes: by default the tools that change nothing; `all` adds the
-# writing ones (memory_add writes a note the user sees in `git status`; remove archives; pin needs approval).
-READ_TOOLS = ("memory_search", "memory_get", "memory_links")
-WRITE_TOOLS = ("memory_add", "memory_remove", "memory_pin")
 
 
 @dataclass(frozen=True)
@@ -103,12 +97,6 @@ def _check(agent: str, scope: str, allow_tools: str = "read") -> None:
         )
 
 
-def tool_rules(allow_tools: str) -> list[str]:
-    """Claude Code permission rules for tether's MCP tools: `read` (the default), `all` or `none`."""
-    names = {"read": READ_TOOLS, "all": READ_TOOLS + WRITE_TOOLS, "none": ()}[allow_tools]
-    return [f"mcp__{SERVER_NAME}__{name}" for name in names]
-
-
 @dataclass(frozen=True)
 class _Plan:
     """What one install writes, apart from the agent and scope: how hooks call tether, and options."""
@@ -149,7 +137,16 @@ def _targets(agent: str, scope: str, root: Path, home: Path, plan: _Plan) -> lis
             ),
             (base / ".cursor" / "mcp.json", JsonEditor([server])),
         ]
-    editor = JsonEditor([NestedHooks(agent, HOOKS[agent], command, named=True), server], comments=True)
+    # Gemini CLI 0.61.0 has no committed file for policy-engine rules (workspace policies are disabled), so
+    # the allowed tools go into `tools.allowed`, the settings form of `--allowed-tools`.
+    allowed = AllowTools(
+        tool_rules(plan.allow_tools, agent), frozenset(tool_rules("all", agent)), ("tools", "allowed")
+    )
+    editor = JsonEditor(
+        [NestedHooks(agent, HOOKS[agent], command, named=True), server, allowed],
+        containers=("hooks", "mcpServers", "tools"),
+        comments=True,
+    )
     return [(base / ".gemini" / "settings.json", editor)]
 
 
@@ -157,120 +154,6 @@ def config_files(agent: str, *, scope: str, root: Path, home: Path) -> list[Path
     """The files `install` may edit for this agent and scope (Claude Code's local settings only if needed)."""
     _check(agent, scope)
     return [path for path, _ in _targets(agent, scope, root, home, _Plan(["tether"]))]
-
-
-def _quiet_parse(path: Path) -> dict[str, Any]:
-    try:
-        text = files.read(path)
-        if text is None:
-            return {}
-        return tomllib.loads(text) if path.suffix == ".toml" else JsonEditor([]).parse(text)
-    except Exception:  # notes only: a file we cannot read here says nothing either way
-        return {}
-
-
-def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _notes(agent: str, scope: str, root: Path, home: Path, plan: _Plan) -> list[str]:
-    notes: list[str] = []
-    foreign = plan.command != ["tether"]
-    if scope == "project":
-        notes.append(
-            "The committed commands run `tether` from PATH (or $TETHER_BIN) through POSIX sh; a teammate "
-            "without tether gets no errors, only one hint at session start. On Windows they need an `sh` on "
-            "PATH (Git for Windows has one); otherwise install with --user and leave these files out."
-        )
-        if foreign and agent == "claude":
-            notes.append(
-                "The `tether` on PATH is missing or another installation: on this machine the hooks and the "
-                f"MCP server use {plan.tether_bin} ({guard.BIN_VAR} in .claude/settings.local.json, not committed)."
-                if plan.tether_bin
-                else "The `tether` on PATH is missing or another installation, and this one has no `tether` "
-                "executable: put tether on PATH (pipx install tether) for the hooks to run here."
-            )
-        elif foreign:
-            where = f"export {guard.BIN_VAR}={plan.tether_bin}" if plan.tether_bin else "put it on PATH"
-            notes.append(
-                "The `tether` on PATH is missing or another installation, so the committed hooks would not run "
-                f"this one: put this installation on PATH (pipx install / uv tool install), or {where} in the "
-                f"environment {AGENT_NAMES[agent]} starts from ({agent} has no local, uncommitted settings file)."
-            )
-    elif foreign:
-        notes.append(
-            f"Hooks and the MCP server run `{' '.join(plan.command)}`: the `tether` on PATH is missing or belongs "
-            "to another installation. Run the install again if this environment moves."
-        )
-    if agent == "claude":
-        if scope == "project":
-            notes.append(
-                "Claude Code asks once to approve the `tether` server from .mcp.json (claude -p loads it "
-                "without asking); hooks in .claude/settings.json run once the folder is trusted."
-            )
-        allow_in = ".claude/settings.json" if scope == "project" else "~/.claude/settings.json"
-        rules = tool_rules(plan.allow_tools)
-        if rules:
-            notes.append(f"Allowed {', '.join(rules)} in {allow_in} (--allow-tools none leaves them out).")
-        else:
-            # Measured with claude -p 2.1.332 (tests/e2e): an MCP call with no allow rule is refused outright.
-            notes.append(
-                "Claude Code asks before tether's MCP tools run, and `claude -p` refuses them unless allowed: "
-                "install with --allow-tools read (or all), or pass --allowedTools."
-            )
-        if scope != "project":
-            notes.append("Claude Code rewrites ~/.claude.json while it runs: install with no session open.")
-        notes.append("Do not also enable the tether Claude Code plugin: its hooks would run twice.")
-    elif agent == "codex":
-        if scope == "project":
-            notes.append(
-                f'Codex reads .codex/ only in a trusted project: `[projects."{root}"] trust_level = "trusted"` '
-                "in ~/.codex/config.toml."
-            )
-        notes.append(
-            "The MCP server is `required`: Codex waits for it (up to 30 s) so its tools exist on the first turn."
-        )
-        notes.append("Codex skips new hooks until you review and trust them: open /hooks in Codex once.")
-        disabled = [
-            str(path)
-            for path in {root / ".codex" / "config.toml", home / ".codex" / "config.toml"}
-            if any(
-                _table(_quiet_parse(path), "features").get(key) is False for key in ("hooks", "codex_hooks")
-            )
-        ]
-        if disabled:
-            notes.append(
-                f"Hooks are turned off by `[features] hooks = false` in {', '.join(sorted(disabled))}."
-            )
-        else:
-            notes.append(
-                "Hooks are on by default in current Codex; older builds need `[features] codex_hooks = true`."
-            )
-        notes.append(
-            "Codex has no read hook: file gotchas arrive through the apply_patch guard and the MCP tools."
-        )
-    elif agent == "cursor":
-        notes.append(
-            "Cursor cannot add context when a prompt is submitted: per-prompt recall comes from the MCP tools "
-            "(memory_search); session start, tool hooks and the edit guard work."
-        )
-        notes.append(
-            "With Cursor's 'Third-party skills' on, Cursor also runs Claude Code hooks: if tether is installed "
-            "for Claude Code too, turn that off or tether's hooks run twice."
-        )
-    else:
-        settings = _quiet_parse((root if scope == "project" else home) / ".gemini" / "settings.json")
-        enabled = _table(settings, "hooksConfig").get("enabled", True)
-        legacy = _table(settings, "tools").get("enableHooks", True)
-        if enabled is False or legacy is False:
-            notes.append("Hooks are disabled in Gemini's settings (hooksConfig.enabled / tools.enableHooks).")
-        if scope == "project":
-            notes.append("Gemini CLI treats new or changed project hooks as untrusted until you accept them.")
-    return notes
-
-
-AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "cursor": "Cursor", "gemini": "Gemini CLI"}
 
 
 def _keep_out_of_git(root: Path, changes: list[Change], dry_run: bool) -> list[str]:
@@ -355,7 +238,8 @@ def install(
     `command` is how this machine runs tether (default: `default_command()`); user-scope files get it as is,
     project files (committed) get `guard`'s commands. When `command` is not plain `tether`, a project
     install for Claude Code points the committed commands at `tether_bin` (default: `local_bin()`) through
-    `.claude/settings.local.json`. `allow_tools` (Claude Code): `read`, `all` or `none` of the MCP tools.
+    `.claude/settings.local.json`. `allow_tools` (Claude Code, Gemini CLI): `read`, `all` or `none` of the
+    MCP tools run without asking.
 
     Raises ConfigError (naming the file and the problem, nothing written) when an existing file is malformed
     or holds an MCP server named `tether` that is not tether.
@@ -369,7 +253,7 @@ def install(
     plan = _Plan(command, allow_tools, override)
     planned = [files.plan_install(path, editor) for path, editor in _targets(agent, scope, root, home, plan)]
     changes = [c for c in planned if c is not None]
-    notes = _notes(agent, scope, root, home, plan)
+    notes = install_notes(agent, scope, root, home, command, allow_tools, override)
     if scope == "project":
         notes += _keep_out_of_git(root, changes, dry_run)
     return _run(agent, scope, changes, dry_run, notes)

@@ -258,22 +258,27 @@ def _object(data: dict[str, Any], key: str, where: str, create: bool) -> dict[st
 
 @dataclass
 class AllowTools:
-    """Claude Code's `permissions.allow`: tether's MCP tool names among the user's rules, in place."""
+    """A list of allowed tool names among the user's own, in place: tether's MCP tools.
+
+    Claude Code's `permissions.allow` (the default `where`), Gemini CLI's `tools.allowed`.
+    """
 
     tools: Sequence[str]  # the names this install allows
     ours: frozenset[str]  # every name tether may have put there
+    where: tuple[str, str] = ("permissions", "allow")
 
     def _allow(self, data: dict[str, Any], create: bool) -> list[Any] | None:
-        permissions = _object(data, "permissions", "permissions", create)
-        if permissions is None:
+        table, key = self.where
+        parent = _object(data, table, table, create)
+        if parent is None:
             return None
-        allow = permissions.get("allow")
+        allow = parent.get(key)
         if allow is None:
             if not create:
                 return None
-            allow = permissions["allow"] = []
+            allow = parent[key] = []
         if not isinstance(allow, list):
-            raise Problem(f"`permissions.allow` should be a list, found {_kind(allow)}")
+            raise Problem(f"`{table}.{key}` should be a list, found {_kind(allow)}")
         return allow
 
     def apply(self, data: dict[str, Any]) -> None:
@@ -291,9 +296,10 @@ class AllowTools:
             return
         allow[:] = [rule for rule in allow if rule not in self.ours]
         if not allow:
-            del data["permissions"]["allow"]
-            if not data["permissions"]:
-                del data["permissions"]
+            table, key = self.where
+            del data[table][key]
+            if not data[table]:
+                del data[table]
 
 
 @dataclass

@@ -18,6 +18,24 @@ from tether.adapters.install import guard
 SERVER_NAME = "tether"  # no underscore: Gemini splits MCP tool names `mcp_<server>_<tool>` on `_`
 
 
+ALLOW_TOOLS = ("read", "all", "none")
+# The MCP tools `install` allows (Claude Code's permission rules, Gemini CLI's `tools.allowed`): by default
+# the tools that change nothing; `all` adds the writing ones (memory_add writes a note the user sees in
+# `git status`; remove archives; pin needs approval).
+READ_TOOLS = ("memory_search", "memory_get", "memory_links")
+WRITE_TOOLS = ("memory_add", "memory_remove", "memory_pin")
+
+
+def tool_rules(allow_tools: str, agent: str = "claude") -> list[str]:
+    """The allowed names of tether's MCP tools: `read` (the default), `all` or `none` of them.
+
+    Claude Code names them `mcp__tether__memory_search`, Gemini CLI `mcp_tether_memory_search`.
+    """
+    names = {"read": READ_TOOLS, "all": READ_TOOLS + WRITE_TOOLS, "none": ()}[allow_tools]
+    prefix = f"mcp_{SERVER_NAME}_" if agent == "gemini" else f"mcp__{SERVER_NAME}__"
+    return [prefix + name for name in names]
+
+
 @dataclass(frozen=True)
 class HookSpec:
     """One hook tether registers: the agent's own event name, a tool matcher (None = all), a timeout."""
