@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tether.fs import file_lock, write_atomic
+from tether.fs import file_lock, make_private_dir, write_atomic
 
 
 def test_write_atomic_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -91,3 +92,20 @@ def test_read_limited_reads_a_regular_file_and_refuses_the_rest(tmp_path: Path) 
     with pytest.raises(RefusedFile, match="outside"):
         read_limited(tmp_path / "in" / "link", 10, inside=tmp_path / "in")
     assert read_limited(tmp_path / "in" / "link", 10, inside=tmp_path) == b"abc"
+
+
+def test_make_private_dir_creates_or_tightens_only_this_users_real_directory(tmp_path: Path) -> None:
+    fresh = make_private_dir(tmp_path / "a" / "b")
+    assert fresh.is_dir() and stat.S_IMODE(fresh.stat().st_mode) == 0o700
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    make_private_dir(loose)
+    assert stat.S_IMODE(loose.stat().st_mode) == 0o700
+    target = tmp_path / "target"
+    target.mkdir()
+    os.chmod(target, 0o755)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    make_private_dir(link)  # a symlink is not tightened through: the caller's check refuses it
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755

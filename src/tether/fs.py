@@ -1,5 +1,5 @@
-"""Files as tether writes them: atomically (`write_atomic`, whose leftovers `sweep_orphans` removes) and under
-an advisory lock (`file_lock`).
+"""Files as tether writes them: atomically (`write_atomic`, whose leftovers `sweep_orphans` removes), under
+an advisory lock (`file_lock`), and in directories only their user can enter (`make_private_dir`).
 
 >>> write_atomic(Path(".tether/config.toml"), "# tether configuration\\n")  # doctest: +SKIP
 >>> with file_lock(Path(".tether/.lock")) as held:  # doctest: +SKIP
@@ -87,6 +87,19 @@ def read_limited(path: Path, limit: int, *, inside: Path | None = None) -> bytes
     if size > limit:  # it grew while being read
         raise RefusedFile(f"over the limit of {limit} bytes")
     return b"".join(chunks)
+
+
+def make_private_dir(directory: Path) -> Path:
+    """Create `directory` (and its parents) with mode 0700, or tighten an existing one to 0700 when it is a
+    real directory of this user. Another user's directory, or a symlink, is left as it is: the caller checks
+    the result with its own words for what an unsafe directory would let through."""
+    try:
+        directory.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        info = os.lstat(directory)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+            os.chmod(directory, 0o700)
+    return directory
 
 
 def _mode_of(path: Path) -> int:

@@ -9,14 +9,13 @@ another holds the lock.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from tether.config import Config
-from tether.fs import file_lock
+from tether.fs import file_lock, make_private_dir
 from tether.project import resolve
 from tether.resident import client
 
@@ -27,13 +26,7 @@ START_GRACE_SECONDS = 10.0
 def private_dir(directory: Path) -> Path:
     """Create `directory` with mode 0700 (or tighten it, if it is ours); raise PermissionError if it is
     not a private directory of this user (another user could answer this user's hooks through it)."""
-    try:
-        directory.mkdir(mode=0o700, parents=True)
-    except FileExistsError:
-        info = os.lstat(directory)
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
-            os.chmod(directory, 0o700)
-    if not client.is_private(str(directory)):
+    if not client.is_private(str(make_private_dir(directory))):
         raise PermissionError(f"{directory} is not a private directory of this user: remove it")
     return directory
 

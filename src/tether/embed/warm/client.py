@@ -32,7 +32,7 @@ from typing import Any
 
 from tether.embed import Vector
 from tether.embed.providers._common import EmbedderError
-from tether.fs import file_lock
+from tether.fs import file_lock, make_private_dir
 
 # A hook asks once per prompt; a warm MiniLM answers a query in 5-20 ms, so 300 ms means "not there".
 DEFAULT_TIMEOUT = 0.3
@@ -81,13 +81,7 @@ def check_private(directory: Path) -> None:
 
 def private_dir(directory: Path) -> Path:
     """Create `directory` with mode 0700 (or tighten it, if it is ours) and check it. Returns it."""
-    try:
-        directory.mkdir(mode=0o700, parents=True)
-    except FileExistsError:
-        info = os.lstat(directory)
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
-            os.chmod(directory, 0o700)
-    check_private(directory)
+    check_private(make_private_dir(directory))
     return directory
 
 
