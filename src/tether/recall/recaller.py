@@ -263,14 +263,9 @@ class Recaller:
                     c.magnitude.code = None
             if c.evidence.text is not None:
                 c.evidence.text_match = self._covers(memory, words, parts, c)
-            if (
-                scoring.ROOT_PATH_EVIDENCE
-                and touched
-                and not memory.files
-                and (c.magnitude.path or 0.0) > 0.0
-            ):
-                c.evidence.paths = True  # it applies everywhere, and the touched paths' words tie it here
             if "path" in c.rrf:
+                if scoring.ROOT_PATH_EVIDENCE and not memory.files and c.magnitude.path:
+                    c.evidence.paths = True  # it applies everywhere, and the touched paths' words tie it here
                 named = names_file(memory, touched)
                 if named:
                     c.evidence.names = named
