@@ -252,6 +252,51 @@ def test_between_requests_an_in_place_edit_is_found_in_slices(repo: Path, home: 
         answers.close()
 
 
+def test_what_searches_keep_follows_writes_edits_and_rebuilds(repo: Path, home: Path) -> None:
+    """The resident's store keeps each search term's postings and the vectors by column between requests
+    (`SQLiteStore(warm=True)`): an answer after a write, an in-place note edit or a rebuilt index is the one
+    a fresh process gives."""
+    from tether.resident.answers import Answers
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ids = [ws.add(f"Staging port fact {n} is 6443 behind the proxy").memory.id for n in range(20)]
+    answers = Answers(repo, home, watch_seconds=0.0)
+
+    def ranked(query: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """Through the resident's workspace, and through a fresh one (the same notes, a cold store)."""
+        kept = answers.workspace(repo).search(query, limit=50)
+        with Workspace.open(repo, home=home) as fresh:
+            cold = fresh.search(query, limit=50)
+        return [(r.memory.id, r.score) for r in kept], [(r.memory.id, r.score) for r in cold]
+
+    try:
+        for query in ("staging proxy port", "kafka offsets", "6443"):
+            kept, cold = ranked(query)
+            assert kept == cold
+        with Workspace.open(repo, home=home) as ws:  # another process writes
+            added = ws.add("Kafka consumers commit offsets by hand behind the proxy").memory.id
+            ws.archive(ids[3])
+        kept, cold = ranked("kafka offsets proxy")
+        assert kept == cold and added in [mid for mid, _ in kept] and ids[3] not in [mid for mid, _ in kept]
+        note = next((repo / ".tether" / "memories").glob(f"{ids[7]}-*.md"))
+        directory = os.stat(note.parent).st_mtime_ns
+        note.write_text(note.read_text(encoding="utf-8").replace("6443", "7443 kafka"), encoding="utf-8")
+        os.utime(note.parent, ns=(directory, directory))  # an editor's in-place save: found by the watch
+        for _ in range(400):
+            answers.idle()
+            if "7443" in answers.workspace(repo).get(ids[7]).summary:
+                break
+        kept, cold = ranked("kafka 7443")
+        assert kept == cold and kept[0][0] == ids[7]
+        with Workspace.open(repo, home=home) as ws:
+            ws.reindex()  # a new index file: the resident opens it again, with nothing kept
+        kept, cold = ranked("kafka 7443 staging")
+        assert kept == cold and kept[0][0] == ids[7]
+    finally:
+        answers.close()
+
+
 def test_a_rebuilt_or_removed_index_is_opened_again(
     repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
 ) -> None:

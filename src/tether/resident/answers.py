@@ -77,7 +77,7 @@ class Answers:
         if self._ws is not None and self._files_stamp() != self._stamp:
             self.reset()
         if self._ws is None:
-            self._ws = Workspace.open(self.root, home=self.home, light=True)
+            self._ws = Workspace.open(self.root, home=self.home, light=True, warm=True)
             self._stamp = self._files_stamp()
         else:
             self._ws.sync()
