@@ -37,6 +37,22 @@ def test_header_is_json(value: str) -> None:
     line = client.encode_header({"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True})
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == {"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True}
+    fields = {"op": "cli", "argv": ["search", value, ""], "env": {value: value, "TETHER_X": "1"}, "none": []}
+    assert json.loads(client.encode_header(fields)) == {**fields, "none": []}
+
+
+@pytest.mark.parametrize(
+    ("code", "out", "err"),
+    [
+        (0, "", ""),
+        (1, "", "no memory deadbeef\n"),
+        (0, "ünï ✓\n2 lines\n", "warn"),
+        (2, "lone \udc80 \ud800", ""),
+    ],
+)
+def test_a_read_command_answer_round_trips(code: int, out: str, err: str) -> None:
+    assert client._command_answer(client.command_body(code, out, err)) == (code, out, err)
+    assert client._command_answer(b"garbage") is None and client._command_answer(b"0 99\nshort") is None
 
 
 def test_reply_header_is_what_the_server_encodes() -> None:
@@ -187,6 +203,25 @@ def test_the_warm_hook_imports_only_the_standard_library(repo: Path, resident: s
     assert foreign == [], f"the warm hook imported {foreign}"
     assert {"json", "socket", "pathlib", "typing", "re"}.isdisjoint(imported), sorted(imported)
     assert "tether.resident.client" in imported
+
+
+def test_a_read_command_through_the_resident_imports_no_json(
+    repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
+) -> None:
+    seed(tether)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(TETHER_BIN), "search", "upload backoff"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Upload retry ignores the backoff config" in done.stdout
+    imported = {
+        line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "tether.resident.client" in imported
+    assert {"json", "re", "click", "tether.workspace"}.isdisjoint(imported), sorted(imported)
 
 
 def test_read_commands_answer_as_in_process(

@@ -27,7 +27,7 @@ from typing import Any
 
 from tether.model.display import printable_data, safe_json
 from tether.project import find_project_root
-from tether.resident.client import reply_header
+from tether.resident.client import command_body, reply_header
 from tether.resident.server import encode, fallback
 from tether.workspace import Workspace
 
@@ -264,4 +264,5 @@ class Answers:
                 else:
                     os.environ[key] = value
             sys.stdout.flush()
-        return encode({"ok": True, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+        data = command_body(code, out.getvalue(), err.getvalue())
+        return reply_header(len(data)), data
