@@ -332,6 +332,31 @@ def test_what_searches_keep_follows_writes_edits_and_rebuilds(repo: Path, home: 
         answers.close()
 
 
+def test_a_quiet_moment_opens_the_project_and_remakes_what_a_write_dropped(repo: Path, home: Path) -> None:
+    from tether.resident.answers import Answers
+    from tether.store.sqlite.store import SQLiteStore
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ws.add("Staging port is 6443")
+    answers = Answers(repo, home)
+    try:
+        answers.idle()  # a fresh process: open, and load what the first search would
+        ws = answers._ws
+        assert ws is not None and isinstance(ws.store, SQLiteStore)
+        assert ws.store._postings is not None and ws.store._postings._version == ws.store.version()
+        assert ws.store._vectors is not None and ws.store._vectors.identity == ws.store.version()
+        with Workspace.open(repo, home=home) as other:
+            other.add("Deploys go through make ship")  # another process's write drops all of it
+        answers.idle()
+        assert ws.store._postings._version == ws.store._vectors.identity == ws.store.version()
+        assert [r.memory.summary for r in answers.workspace(repo).search("ship deploys")][:1] == [
+            "Deploys go through make ship"
+        ]
+    finally:
+        answers.close()
+
+
 def test_a_rebuilt_or_removed_index_is_opened_again(
     repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
 ) -> None:
