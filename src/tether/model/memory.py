@@ -37,6 +37,16 @@ _ID_RE = re.compile(r"^[0-9a-f]{8}$")
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|[^\[\]\n]*)?\]\]")
 
 
+def link_key(target: str) -> str:
+    """A wikilink target as links are matched: its `#heading` dropped, case and spacing aside (Obsidian
+    resolves `[[Deploy checklist]]` and `[[deploy  Checklist]]` to one note).
+
+    >>> link_key(" Deploy  Checklist#Steps")
+    'deploy checklist'
+    """
+    return " ".join(target.partition("#")[0].casefold().split())
+
+
 def new_id() -> str:
     return _random.token_hex(4)
 
@@ -72,6 +82,11 @@ class Memory:
         for match in _WIKILINK_RE.finditer(self.details):
             seen.setdefault(match.group(1).strip(), None)
         return tuple(seen)
+
+    @property
+    def link_keys(self) -> tuple[str, ...]:
+        """The links as the index stores and matches them (`link_key`), without repeats or empty ones."""
+        return tuple(key for key in dict.fromkeys(link_key(t) for t in self.links) if key)
 
     @cached_property
     def content_hash(self) -> str:
