@@ -26,13 +26,13 @@ from tether.model.memory import (
     Memory,
     check_choice,
     check_id,
-    link_key,
     needs_approval,
     new_id,
     normalize_files,
     validate,
 )
 from tether.model.secrets import find_secret
+from tether.model.wikilinks import link_key
 from tether.notes import format as notes
 from tether.notes.pending import Pending, Request
 from tether.notes.sync import PENDING_VECTORS

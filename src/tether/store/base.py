@@ -124,7 +124,7 @@ class MemoryStore(Protocol):
 
     def linking(self, targets: Sequence[str]) -> list[str]:
         """Ids of memories whose details link to any of `targets` (ids, note names, titles, aliases), each
-        compared as `tether.model.memory.link_key`: case, spacing and `#heading` aside."""
+        compared as `tether.model.wikilinks.link_key`: case, spacing and `#heading` aside."""
         ...
 
     def version(self) -> str:

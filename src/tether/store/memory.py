@@ -26,7 +26,8 @@ from datetime import datetime
 from typing import Any
 
 from tether.model.labels import keywords
-from tether.model.memory import Memory, link_key
+from tether.model.memory import Memory
+from tether.model.wikilinks import link_key
 from tether.store.base import CachedImports, CoChangeWrite, Event, NoteRef, Query, Telemetry, TextHit
 
 # SQLite's word index weighs summary 4, details 1, file words 2 (`tether.store.sqlite.store.text`).

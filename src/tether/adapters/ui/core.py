@@ -47,9 +47,9 @@ from tether.model.memory import (
     SUMMARY_MAX,
     Memory,
     check_id,
-    link_key,
     normalize_path,
 )
+from tether.model.wikilinks import link_key
 from tether.notes.pending import Request
 from tether.recall.block import block
 from tether.store.base import Event, Query, Telemetry

@@ -151,7 +151,7 @@ def _anchors(conn: psycopg.Connection[tuple[object, ...]]) -> None:
 def _link_keys(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     # `links` holds each target as `link_key` makes it (case, spacing and `#heading` aside), as in the
     # SQLite index: a link to "Deploy Checklist" is found from a note titled "deploy checklist".
-    from tether.model.memory import link_key
+    from tether.model.wikilinks import link_key
 
     rows = conn.execute("SELECT pk, links FROM tether_memories WHERE links <> '{}'").fetchall()
     for pk, links in rows:

@@ -31,7 +31,8 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from tether.model.labels import keywords
-from tether.model.memory import Memory, link_key
+from tether.model.memory import Memory
+from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.postgres import eventlog, rows, schema, search
 from tether.store.postgres.errors import translate, translating

@@ -167,7 +167,7 @@ def _migrate_labels(conn: sqlite3.Connection) -> None:
 def _migrate_link_keys(conn: sqlite3.Connection) -> None:
     # `links` holds each target as `link_key` makes it (case, spacing and `#heading` aside), so a link to
     # "Deploy Checklist" is found from a note titled "deploy checklist", as Obsidian resolves it.
-    from tether.model.memory import link_key
+    from tether.model.wikilinks import link_key
 
     rows = conn.execute("SELECT memory_rowid, target FROM links").fetchall()
     conn.execute("DELETE FROM links")

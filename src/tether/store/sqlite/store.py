@@ -17,8 +17,9 @@ from typing import Any
 
 from tether.model.anchor import Anchor
 from tether.model.labels import keywords
-from tether.model.memory import Memory, link_key
+from tether.model.memory import Memory
 from tether.model.timestamps import iso, parse_iso
+from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.sqlite import vectors
 from tether.store.sqlite.errors import translate, translating
