@@ -91,10 +91,13 @@ def read_limited(path: Path, limit: int, *, inside: Path | None = None) -> bytes
 def make_private_dir(directory: Path) -> Path:
     """Create `directory` (and its parents) with mode 0700, or tighten an existing one to 0700 when it is a
     real directory of this user. Another user's directory, or a symlink, is left as it is: the caller checks
-    the result with its own words for what an unsafe directory would let through."""
+    the result with its own words for what an unsafe directory would let through. Where there are no user
+    ids (Windows) the mode means nothing and the directory is left to its parent's permissions."""
     try:
         directory.mkdir(mode=0o700, parents=True)
     except FileExistsError:
+        if not hasattr(os, "getuid"):
+            return directory
         info = os.lstat(directory)
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
             os.chmod(directory, 0o700)
