@@ -70,7 +70,10 @@ def test_the_wheel_has_complete_metadata_and_only_the_package(wheel: Path) -> No
         "tree-sitter-typescript",
         "tree-sitter-go",
         "tree-sitter-rust",
+        # the writer lock where there is no fcntl: Windows only (`tether.fs.file_lock`)
+        "filelock",
     }
+    assert [r for r in runtime if r.startswith("filelock")] == ['filelock>=3.13; sys_platform == "win32"']
     assert "tether/py.typed" in names and "tether/adapters/install/guard.py" in names
     # The static embedder's model ships inside the package, with its licence note.
     model = "tether/embed/data/minilm-static/"
