@@ -127,6 +127,8 @@ TESTED_IN = {
     "tether.repo.map": "test_repomap.py",
     "tether.repo.git": "test_repomap.py",
     "tether.repo.sources": "test_repomap.py",
+    "tether.repo.refresh": "test_repomap.py",
+    "tether.repo.watermark": "test_repomap.py",
     "tether.embed.base": "test_embedders.py",
     "tether.embed.hashed": "test_embedders.py",
     "tether.embed.policy": "test_embed_service.py",

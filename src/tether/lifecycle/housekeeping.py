@@ -16,7 +16,7 @@ from tether.lifecycle.reanchor import Reanchored, reanchor
 from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.model.timestamps import due
-from tether.repo.map import Progress
+from tether.repo.refresh import Progress
 from tether.store.base import Event, Query
 
 
