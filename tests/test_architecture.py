@@ -152,6 +152,7 @@ TESTED_IN = {
     "tether.intake.jsonl": "test_workspace.py",
     "tether.lifecycle.archive": "test_lifecycle.py",
     "tether.lifecycle.cleanup": "test_lifecycle.py",
+    "tether.lifecycle.passes": "test_lifecycle.py",
     "tether.lifecycle.stats": "test_cli_lifecycle.py",
     "tether.lifecycle.doctor": "test_notes.py",
     "tether.adapters.cli.common": "test_cli.py",
