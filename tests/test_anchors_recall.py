@@ -300,3 +300,48 @@ def test_distance_orders_a_files_memories_beyond_the_near_lines(repo: Path, ws: 
     assert [r.memory.id for r in result.memories] == [ids[70], ids[300], ids[560]]
     assert all("near" not in r.receipt for r in result.memories)
     assert result.memories[0].signals["file"] > 0
+
+
+def test_the_prompts_words_in_the_code_around_an_anchor_order_the_touched_files_memories(
+    repo: Path, ws: Workspace
+) -> None:
+    """Issue 17: before the edit's place is known, what the prompt says of the code a warning sits beside
+    orders the touched file's warnings (`channels.place_channel`): words 5 lines from the anchor count, words
+    40 lines away do not, and a memory whose anchored code is gone gets nothing from it."""
+    path = "src/upload.py"
+    (repo / "src").mkdir(exist_ok=True)
+    blocks = {
+        "queue": "def enqueue(job):\n    jobs.append(job)\n",
+        "backoff": "def wait_before_retry(attempt):\n    return backoff_seconds * attempt\n",
+        "checksum": "def verify(blob):\n    return crc32(blob) == blob.crc\n",
+    }
+    lines: list[str] = []
+    anchors: dict[str, int] = {}
+    for name, code in blocks.items():
+        lines.extend("pass" for _ in range(40))
+        anchors[name] = len(lines) + 1
+        lines.append(f"# NOTE: careful here ({name})")
+        lines.extend(code.splitlines())
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "upload")
+    summaries = {
+        "queue": "Keep this in step with the worker",
+        "backoff": "Keep this in step with the scheduler",
+        "checksum": "Keep this in step with the server",
+    }
+    ids = {
+        name: ws.add(summaries[name], category="gotcha", at=[f"{path}:{line}-{line}"]).memory.id
+        for name, line in anchors.items()
+    }
+    found = ws.recall("the upload backoff seconds are too long", [path], record=False).memories
+    assert found[0].memory.id == ids["backoff"], [r.memory.summary for r in found]
+    assert found[0].signals["place"] > 0
+    assert all("place" not in r.signals for r in found[1:])
+    # the checksum's code is 40+ lines from the other anchors: only its own memory is near it
+    found = ws.recall("crc32 mismatch", [path], record=False).memories
+    assert found[0].memory.id == ids["checksum"] and "place" in found[0].signals
+    # the anchored code is gone: the memory is about its file only, and the place says nothing
+    (repo / path).write_text("\n".join("pass" for _ in range(200)) + "\n", encoding="utf-8")
+    found = ws.recall("the upload backoff seconds are too long", [path], record=False).memories
+    assert all("place" not in r.signals for r in found)

@@ -7,7 +7,8 @@
 - semantic: cosine of the query's embedding with the memories';
 - pinned;
 - anchor: memories anchored at or near the edit's location, and memories naming what the edit writes;
-- code: memories naming identifiers the touched files' current content uses.
+- code: memories naming identifiers the touched files' current content uses;
+- place words: the query against the code around each anchor of the touched files' memories.
 """
 
 from __future__ import annotations
@@ -266,6 +267,47 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
             defining[mid] = c.magnitude.ident
     for mid, rank in competition_ranks(defining).items():
         pool.candidate(mid).rrf["anchor"] = scoring.rrf(rank)
+
+
+def place_channel(
+    store: Store, touched: list[str], words: set[str], view: Callable[[str], FileView], pool: Pool
+) -> None:
+    """The query against the code around each anchor of the touched files' memories (the anchor's lines and
+    `scoring.PLACE_LINES` either side, resolved against the file as it is now): a prompt about the upload
+    retry finds the warning that sits beside `retry_upload`, whatever the warning's own words. idf among
+    those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
+    not evidence of its own."""
+    owners = store.owners(touched)
+    memories = store.memories(mid for mids in owners.values() for mid in mids)
+    around: dict[str, set[str]] = {}
+    for path in touched:
+        file = view(path) if owners.get(path) else None
+        if file is None or not file.exists:
+            continue
+        for mid in owners[path]:
+            memory = memories.get(mid)
+            for anchor in memory.anchors if memory is not None else ():
+                if anchor.path != path:
+                    continue
+                now = resolve(anchor, file).anchor
+                if now.lost or now.lines is None:
+                    continue
+                first = max(0, now.lines[0] - 1 - scoring.PLACE_LINES)
+                text = "\n".join(file.lines[first : now.lines[1] + scoring.PLACE_LINES])
+                around.setdefault(mid, set()).update(words_of(text) & words)
+    df: dict[str, int] = {}
+    for found in around.values():
+        for word in found:
+            df[word] = df.get(word, 0) + 1
+    if not df:
+        return
+    count = len(around)
+    weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
+    scores = {mid: sum(weights[w] for w in found) for mid, found in around.items()}
+    best = max(scores.values())
+    for mid, score in scores.items():
+        if score > 0:
+            pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
 
 
 def _edit_text(memories: dict[str, Memory], edit_words: set[str], pool: Pool) -> None:

@@ -72,6 +72,7 @@ class Magnitudes:
     ident: float | None = None
     edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
     code: float | None = None
+    place: float | None = None  # the query in the code around the memory's anchor (`channels.place_channel`)
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
@@ -224,6 +225,8 @@ def signals(c: Candidate) -> dict[str, float]:
         out["ident"] = m.ident or 0.0
     if m.edit:
         out["edit"] = m.edit
+    if m.place:
+        out["place"] = m.place
     if e.code:
         out["code"] = m.code or 0.0
     if m.blast:

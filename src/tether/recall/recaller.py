@@ -230,8 +230,11 @@ class Recaller:
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
             ch.pinned_channel(self.store, pool)
+        views: dict[str, FileView] = {}  # the touched files as anchors see them, read once per recall
         if "anchor" in channels and places:
-            self._anchor_channel(list(places), pool)
+            self._anchor_channel(list(places), pool, views)
+        if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
+            ch.place_channel(self.store, touched, set(words), lambda path: self._view(path, views), pool)
         if "code" in channels and touched and self.root is not None:
             ch.code_channel(self.store, self._code, touched, pool)
         if include:
@@ -304,15 +307,13 @@ class Recaller:
     def _path_channel(self, touched_terms: list[str], pool: ch.Pool) -> None:
         ch.path_channel(self.store, touched_terms, pool)
 
-    def _anchor_channel(self, places: list[Location], pool: ch.Pool) -> None:
-        views: dict[str, FileView] = {}
+    def _anchor_channel(self, places: list[Location], pool: ch.Pool, views: dict[str, FileView]) -> None:
+        ch.anchor_channel(self.store, places, lambda path: self._view(path, views), pool)
 
-        def view(path: str) -> FileView:
-            if path not in views:
-                views[path] = FileView.read(self.root, path) if self.root else FileView(path, None)
-            return views[path]
-
-        ch.anchor_channel(self.store, places, view, pool)
+    def _view(self, path: str, views: dict[str, FileView]) -> FileView:
+        if path not in views:
+            views[path] = FileView.read(self.root, path) if self.root else FileView(path, None)
+        return views[path]
 
     def _code(self, path: str) -> list[str]:
         """The distinctive identifiers of a touched file as it is on disk (none for a directory, a missing

@@ -172,6 +172,11 @@ IDENT_HIT = 0.12
 # memories, idf-weighted among them, relative to the best, up to this magnitude: the code being changed
 # says what it is about (0.05 → 0.598, 0.15 → 0.608, 0.25 → 0.610, 0.35 → 0.611).
 EDIT_TEXT_MAX = 0.25
+# The query's words in the code around an anchor of a touched file's memory (its lines and this many either
+# side), idf among those places, relative to the best, up to this magnitude (issue 17: what the prompt says of
+# the code a warning sits beside, when the edit's place is not known yet).
+PLACE_LINES = 5
+PLACE_TEXT_MAX = 0.20
 
 
 # Identifiers the touched files' code uses (`retry_count`, `ModelRetry`) that a memory names: the code says
