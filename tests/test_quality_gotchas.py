@@ -26,7 +26,7 @@ from gotchas_build import (
 )
 from gotchas_comments import Gotcha, comments, gotchas, split_summary, trigger_of
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk, below, distance, follow
-from gotchas_eval import BM25Files, NearestToEdit, NearestToEditTracked
+from gotchas_eval import BM25Files, BM25FilesCode, NearestToEdit, NearestToEditTracked
 
 # --- comments -----------------------------------------------------------------------------------------
 
@@ -261,6 +261,26 @@ def test_bm25_on_touched_files_keeps_to_them_and_appends_the_unmatched() -> None
     bm25.prepare(_corpus(MEMORIES))
     found = bm25.retrieve(GotchaView("why does the upload retry", ("a.go",)), "prompt+files")
     assert found[0] == "mid" and sorted(found) == ["low", "mid", "top"]
+
+
+def test_bm25_with_code_also_matches_the_code_around_each_comment_at_c1(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lines = ["package a", *(["// filler"] * 60)]
+    lines[3 - 1] = "// callers must hold the lock"
+    lines[4 - 1] = "func Checksum() uint32 { return crc32() }"  # beside `top`, not in any memory's text
+    lines[40 - 1] = "// never retry the upload"
+    c1 = _commit(repo, "c1", {"a.go": "\n".join(lines) + "\n"})
+    corpus = _corpus(MEMORIES, str(repo / ".git"), c1)
+    plain, coded = BM25Files(), BM25FilesCode()
+    plain.prepare(corpus)
+    coded.prepare(corpus)
+    view = GotchaView("the checksum is wrong", ("a.go",))
+    assert coded.retrieve(view, "prompt+files")[0] == "top"
+    assert plain.retrieve(view, "prompt+files")[0] != "top"  # the memories' own words say nothing of it
+    # 36 lines from `mid`'s comment: out of its window, so only `top` matches it
+    assert coded.pool.bm25("crc32", ["a.go"]) == ["top"]
 
 
 def test_frozen_labels_refuse_a_rebuild_that_differs() -> None:

@@ -10,6 +10,7 @@ rules and the reasons.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -126,6 +127,15 @@ class GotchaCorpus:
     def checkout_at_c1(self, dest: Path) -> Path:
         """The repository at C1 with no later history reachable (`corpus.Corpus.checkout_at_c1`)."""
         return Corpus(self.repo, self.github, self.c1, self.c2, self.git_dir, [], [], {}).checkout_at_c1(dest)
+
+    def text_at_c1(self, path: str) -> str:
+        """The file `path` as it is at C1 ("" where git has none)."""
+        done = subprocess.run(
+            ["git", f"--git-dir={self.git_dir}", "show", f"{self.c1}:{path}"],
+            capture_output=True,
+            check=False,
+        )
+        return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
 
     def by_file(self) -> dict[str, list[Gotcha]]:
         out: dict[str, list[Gotcha]] = {}
