@@ -8,7 +8,9 @@ both alike; what to compare are the ratios.
 1. Sync: `refresh_repo` (repo map refresh, rename following and, with anchors, the re-resolution pass) with
    nothing changed, and after code was inserted at the top of 10% of the files (every anchor there moves:
    resolved again and its note rewritten).
-2. The before-edit hook (`tether hook claude PreToolUse` with an Edit inside one function of a file with ten
+2. Recall with a touched file in process (`Workspace.recall(prompt, [file])`): with anchors the prompt's
+   words are also looked for in the code around each anchor of the file (`channels.place_channel`).
+3. The before-edit hook (`tether hook claude PreToolUse` with an Edit inside one function of a file with ten
    gotchas, a fresh process as Claude Code runs it) at 1k and 10k memories, beside `python -c pass`; timed
    after one settling hook (the first hook after a command that rewrote notes re-scans the note directory).
 
@@ -111,6 +113,21 @@ def shift(root: Path, files: list[str], rng: random.Random, share: float = 0.1) 
         target.write_text("import sys\nLIMIT = 3\n\n" + target.read_text(encoding="utf-8"), encoding="utf-8")
 
 
+def timed_recall(root: Path, home: Path, files: list[str]) -> float:
+    """Seconds of one in-process recall with a prompt and a touched file, for each of `files` (median)."""
+    ws = Workspace.open(root, home=home)
+    try:
+        ws.recall("why must the upload stay idempotent", [files[0]], record=False)  # warm: caches, index
+        times = []
+        for path in files:
+            started = time.perf_counter()
+            ws.recall("why must the upload retry stay idempotent here", [path], record=False)
+            times.append(time.perf_counter() - started)
+        return statistics.median(times)
+    finally:
+        ws.close()
+
+
 def hook_payload(root: Path, path: str) -> str:
     text = (root / path).read_text(encoding="utf-8")
     old = next(line for line in text.splitlines() if line.startswith("    total = value + 4"))
@@ -165,6 +182,7 @@ def main() -> None:
             idle: dict[str, list[float]] = {"anchored": [], "plain": []}
             moved: dict[str, list[float]] = {"anchored": [], "plain": []}
             edit: dict[str, list[float]] = {"anchored": [], "plain": [], "python -c pass": []}
+            recall: dict[str, list[float]] = {"anchored": [], "plain": []}
             for _ in range(runs):
                 for kind, (root, home, files) in setups.items():
                     timed_refresh(root, home)  # settle: what the previous run's hook indexed
@@ -175,10 +193,15 @@ def main() -> None:
                     # command still re-scans the note directory once (it trusts its mtime): settle it.
                     run(hook, hook_payload(root, files[1]), root, home)
                     edit[kind].append(run(hook, hook_payload(root, files[0]), root, home))
+                    recall[kind].append(timed_recall(root, home, files[:3]))
                 edit["python -c pass"].append(run([sys.executable, "-c", "pass"], "", base, base))
             print("| what | anchored (ms) | plain (ms) | ratio |")
             print("|---|---:|---:|---:|")
-            for label, data in (("sync, nothing changed", idle), ("sync, 10% of files shifted", moved)):
+            for label, data in (
+                ("sync, nothing changed", idle),
+                ("sync, 10% of files shifted", moved),
+                ("recall with a touched file (in process)", recall),
+            ):
                 a, p = median_ms(data["anchored"]), median_ms(data["plain"])
                 print(f"| {label} | {a:.0f} | {p:.0f} | {a / p:.2f} |")
             a, p, py = (median_ms(edit[k]) for k in ("anchored", "plain", "python -c pass"))

@@ -98,6 +98,45 @@ def test_add_outside_a_project_says_run_init(
     assert run.code == 1 and "run `tether init`" in run.err
 
 
+def test_init_reindex_and_purge_print_json(repo: Path, tether: Tether) -> None:
+    again = tether("init", "--json")
+    assert again.code == 0 and json.loads(again.out) == {
+        "tether_dir": str(repo / ".tether"),
+        "created": False,
+    }
+    added = json.loads(tether("add", "Deploys go through make ship", "--json").out)
+    rebuilt = tether("reindex", "--json")
+    assert (
+        rebuilt.code == 0
+        and json.loads(rebuilt.out)["memories"] == 1
+        and json.loads(rebuilt.out)["skipped"] == []
+    )
+    purged = tether("purge", "--origin", "user", "--yes", "--json")
+    assert purged.code == 0 and [m["id"] for m in json.loads(purged.out)["deleted"]] == [added["id"]]
+    assert added["id"] in purged.err  # the list of what goes is shown, beside the JSON
+    assert json.loads(tether("purge", "--origin", "seed", "--json").out) == {"origin": "seed", "deleted": []}
+
+
+def test_read_commands_outside_a_project_say_so(
+    repo: Path, tmp_path: Path, home: Path, tether: Tether, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They read the user's memory (it follows the person), and say that is all they read."""
+    assert tether("add", "I prefer small commits", "--scope", "user").code == 0
+    plain = make_git_repo(tmp_path / "plain")
+    monkeypatch.chdir(plain)
+    for args in (
+        ["search", "commits"],
+        ["list"],
+        ["recall", "-p", "commits?", "--no-record"],
+        ["list", "--json"],
+    ):
+        run = tether(*args)
+        assert run.code == 0 and "no tether project here" in run.err and "`tether init`" in run.err, args
+    assert "small commits" in json.loads(tether("list", "--json").out)[0]["summary"]
+    monkeypatch.chdir(repo)
+    assert "no tether project here" not in tether("list").err
+
+
 def test_get_and_list_filters(repo: Path, tether: Tether) -> None:
     a = add_json(tether, "Pref A", "-c", "pref", "-f", "Makefile")
     b = add_json(tether, "Gotcha B", "-c", "gotcha", "--pin")

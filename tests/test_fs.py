@@ -58,21 +58,83 @@ def test_through_symlink_keeps_the_link(tmp_path: Path) -> None:
     assert not link.is_symlink() and link.read_text() == "[2]" and real.read_text() == "[1]"
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="flock")
-def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
-    lock = tmp_path / ".lock"
-    probe = (
-        "import sys; from pathlib import Path; from tether.fs import file_lock\n"
-        "with file_lock(Path(sys.argv[1]), wait=False) as held: print(held)"
-    )
+# A writer in a child process: `flock` (POSIX), or the path a system without `fcntl` takes (Windows), which
+# runs here with `fcntl` hidden from tether: `filelock` is imported first and keeps its own reference, so
+# what locks is the library's real implementation (on Linux its `flock`; on Windows its `LockFileEx`).
+_WRITER = """
+import sys
+from pathlib import Path
+if sys.argv[1] == "filelock":
+    import filelock
+    sys.modules["fcntl"] = None
+from tether.fs import file_lock
+lock, counter, times = Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+for _ in range(times):
     with file_lock(lock) as held:
         assert held
-        out = subprocess.run(
-            [sys.executable, "-c", probe, str(lock)], capture_output=True, text=True, check=True
-        )
-        assert out.stdout.strip() == "False"
-    out = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+        counter.write_text(str(int(counter.read_text()) + 1))
+if sys.argv[1] == "filelock":
+    import tether.fs
+    assert "fcntl" not in vars(tether.fs) and sys.modules["fcntl"] is None
+"""
+_PROBE = """
+import sys
+from pathlib import Path
+if sys.argv[1] == "filelock":
+    import filelock
+    sys.modules["fcntl"] = None
+from tether.fs import file_lock
+with file_lock(Path(sys.argv[2]), wait=False) as held:
+    print(held)
+"""
+
+
+def _probe(kind: str, lock: Path) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, kind, str(lock)], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", ["flock", "filelock"])
+def test_file_lock_excludes_another_process(tmp_path: Path, kind: str) -> None:
+    lock = tmp_path / ".lock"
+    with file_lock(lock) as held:
+        assert held
+        assert _probe(kind, lock) == "False"
+    assert _probe(kind, lock) == "True"
+
+
+@pytest.mark.parametrize("kind", ["flock", "filelock"])
+def test_concurrent_writers_under_the_lock_lose_no_update(tmp_path: Path, kind: str) -> None:
+    """Four processes each add 1 to a counter 150 times, read-modify-write under the lock: all 600 land."""
+    lock, counter = tmp_path / "d" / ".lock", tmp_path / "counter"
+    counter.write_text("0")
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, kind, str(lock), str(counter), "150"])
+        for _ in range(4)
+    ]
+    assert [writer.wait() for writer in writers] == [0, 0, 0, 0]
+    assert counter.read_text() == "600"
+
+
+def test_without_fcntl_the_lock_is_filelocks_and_excludes_a_flock_holder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Windows path in this process (no `fcntl` to import), against a POSIX `flock` in another."""
+    import filelock  # noqa: F401  (before `fcntl` is hidden: the library keeps its own reference)
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)
+    lock = tmp_path / ".lock"
+    with file_lock(lock) as held:
+        assert held
+        assert _probe("flock", lock) == "False"
+        with file_lock(lock, wait=False) as again:  # another holder, even in this process
+            assert again is False
+    assert _probe("flock", lock) == "True"
+    monkeypatch.setitem(sys.modules, "filelock", None)
+    with pytest.raises(RuntimeError, match=r"no file locking here.*pip install filelock"), file_lock(lock):
+        pass
 
 
 def test_read_limited_reads_a_regular_file_and_refuses_the_rest(tmp_path: Path) -> None:

@@ -164,8 +164,14 @@ def test_wikilinks_resolve_by_alias_as_by_title_and_id(repo: Path, home: Path, w
         outgoing, _ = ws.links(source)
         assert [m.id for m in outgoing] == ["5eed0001"], source.details
     exact = ws.add("Ops checks the dashboard", details="Before [[Shipping day]].").memory
+    # Case and spacing aside, as Obsidian resolves them: by alias and by title, both ways.
+    loose = ws.add(
+        "QA signs off",
+        details="Per [[SHIPPING  DAY]] and [[releases go out on tuesdays after the freeze lifts]].",
+    ).memory
+    assert [m.id for m in ws.links(loose)[0]] == ["5eed0001"]
     _, incoming = ws.links(target)
-    assert {by_title.id, by_id.id, exact.id} <= {m.id for m in incoming}
+    assert {by_alias.id, by_title.id, by_id.id, exact.id, loose.id} == {m.id for m in incoming}
     # A title wins over another note's alias of the same words.
     twin = ws.add("Shipping day", details="The day itself.").memory
     assert [m.id for m in ws.links(exact)[0]] == [twin.id]

@@ -70,7 +70,10 @@ def test_the_wheel_has_complete_metadata_and_only_the_package(wheel: Path) -> No
         "tree-sitter-typescript",
         "tree-sitter-go",
         "tree-sitter-rust",
+        # the writer lock where there is no fcntl: Windows only (`tether.fs.file_lock`)
+        "filelock",
     }
+    assert [r for r in runtime if r.startswith("filelock")] == ['filelock>=3.13; sys_platform == "win32"']
     assert "tether/py.typed" in names and "tether/adapters/install/guard.py" in names
     # The static embedder's model ships inside the package, with its licence note.
     model = "tether/embed/data/minilm-static/"
@@ -104,12 +107,55 @@ def _use(tether_bin: Path, repo: Path, env: dict[str, str]) -> None:
     assert "Tool execution uses runTool" in found.splitlines()[0]
 
 
-def test_the_wheel_installs_into_a_fresh_venv_and_works(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed (its dependencies from the index, as a user gets them)."""
+    venv = tmp_path_factory.mktemp("venv")
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel)
+    return venv
+
+
+def test_the_wheel_installs_into_a_fresh_venv_and_works(venv: Path, tmp_path: Path) -> None:
     repo, env = _project(tmp_path)
     _use(venv / "bin" / "tether", repo, env)
+    # The demo (`bin/demo` in a checkout) runs from the installed package alone.
+    shown = _run(venv / "bin" / "tether", "demo", "--dir", tmp_path / "demo", cwd=tmp_path, env=env)
+    assert "charge() must stay idempotent" in shown and "Traceback" not in shown
+
+
+def _quick_start() -> str:
+    """The README's quick start: the `sh` block after "Then, in a repository:", as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    after = text.split("Then, in a repository:", 1)[1]
+    return after.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_quick_start_runs_verbatim_in_a_fresh_directory(venv: Path, tmp_path: Path) -> None:
+    script = _quick_start()
+    assert script.startswith("cd your-repo\n") and "tether install claude --project" in script
+    (tmp_path / "your-repo").mkdir()
+    _run("git", "init", "-q", tmp_path / "your-repo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "GIT_"))}
+    env |= {
+        "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",  # tether on PATH, as pipx puts it
+        "HOME": str(tmp_path / "home"),  # the user's own agent settings are never touched
+        "TETHER_HOME": str(tmp_path / "tether-home"),
+        **{
+            f"GIT_{who}_{what}": value
+            for who in ("AUTHOR", "COMMITTER")
+            for what, value in (("NAME", "T"), ("EMAIL", "t@example.com"))
+        },
+    }
+    _run("bash", "-euo", "pipefail", "-c", script, cwd=tmp_path, env=env)
+    repo = tmp_path / "your-repo"
+    committed = _run("git", "show", "--name-only", "--format=%s", "HEAD", cwd=repo, env=env)
+    assert committed.startswith("project memory")
+    assert (
+        ".tether/.gitignore" in committed and ".tether/config.toml" in committed and ".mcp.json" in committed
+    )
+    assert committed.count(".tether/memories/") == 2 and "tether-backup" not in committed
+    assert _run("git", "status", "--porcelain", cwd=repo, env=env) == ""  # nothing else left to commit
 
 
 @pytest.mark.parametrize("tool", ["pipx", "uv"])

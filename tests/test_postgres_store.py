@@ -67,6 +67,17 @@ def test_migrations_run_once_and_are_recorded(open_store: Any, pg_url: str) -> N
     assert {"vector", "pg_trgm"} <= extensions
 
 
+def test_link_keys_migration_folds_the_targets_an_older_database_stored(open_store: Any, pg_url: str) -> None:
+    put(open_store(), mem("aaaa0001", "links as written", details="[[Deploy Checklist]]"))
+    with psycopg.connect(pg_url) as conn:  # as a tether before 0005 left it
+        conn.execute('UPDATE tether_memories SET links = \'{"Deploy Checklist","deploy  checklist#x"}\'')
+        conn.execute("DELETE FROM tether_migrations WHERE name = '0005_link_keys'")
+    store = open_store()  # opening it runs the migration
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT links FROM tether_memories").fetchone() == (["deploy checklist"],)
+    assert store.linking(["Deploy checklist"]) == ["aaaa0001"]
+
+
 def _open_and_close(url: str) -> str:
     PostgresStore(url, tenant()).close()
     return "ok"

@@ -1,5 +1,6 @@
 """The resident process: the thin client's wire and imports, answers identical to the in-process hook and
-command, fallbacks (absent, wedged, busy, crashed), lifecycle (stop, rebuild, memory cap) and a small soak."""
+command, fallbacks (absent, wedged, busy, crashed), lifecycle (stop, rebuild, memory cap) and a small soak,
+each over both transports: the Unix socket, and loopback TCP with its token (Windows' own, forced here)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,35 @@ def test_runtime_dir_falls_back_when_too_long() -> None:
     assert client.runtime_dir({}) == f"/tmp/tether-{os.getuid()}"
 
 
+def test_the_transport_is_unix_where_there_are_unix_sockets_else_loopback_tcp(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert client.transport({}) == client.transport({"TETHER_RESIDENT_TRANSPORT": "unix"}) == "unix"
+    assert client.transport({"TETHER_RESIDENT_TRANSPORT": " TCP "}) == "tcp"
+    unknown = {"TETHER_RESIDENT_TRANSPORT": "pipe"}
+    assert client.transport(unknown) is None and not client.enabled(unknown)
+    assert client.socket_path("/r", {"TETHER_RESIDENT_TRANSPORT": "tcp"}).endswith(".tcp")
+    assert client.lock_path("/t/res-1.tcp") == client.lock_path("/t/res-1.sock") == "/t/res-1.lock"
+    # Where there are no user ids (Windows): TCP by default, `unix` refused, sockets in the profile.
+    monkeypatch.delattr(os, "getuid")
+    assert client.transport({}) == "tcp" and client.transport({"TETHER_RESIDENT_TRANSPORT": "unix"}) is None
+    assert client.runtime_dir({"LOCALAPPDATA": str(tmp_path)}) == str(tmp_path / "tether" / "run")
+    assert client.is_private(str(tmp_path)) and not client.is_private(str(tmp_path / "absent"))
+
+
+def test_an_endpoint_file_that_is_not_a_loopback_endpoint_is_refused(tmp_path: Path) -> None:
+    assert client.endpoint("/t/res-1.sock") == ("/t/res-1.sock", "")
+    good = tmp_path / "res-1.tcp"
+    good.write_text(f"127.0.0.1 4242 {'a' * 64}\n")
+    assert client.endpoint(str(good)) == (("127.0.0.1", 4242), "a" * 64)
+    for text in ("0.0.0.0 4242 " + "a" * 64, "127.0.0.1 http " + "a" * 64, "127.0.0.1 4242 short", ""):
+        good.write_text(text)
+        with pytest.raises(ConnectionRefusedError):
+            client.endpoint(str(good))
+    with pytest.raises(FileNotFoundError):
+        client.endpoint(str(tmp_path / "res-2.tcp"))
+
+
 def test_off_and_outside_a_project(repo: Path, tmp_path: Path) -> None:
     assert client.hook(["claude", "UserPromptSubmit"], b"{}", {"TETHER_RESIDENT": "0"}) == ("off", b"")
     env = {**os.environ, "TETHER_RESIDENT": "1"}
@@ -71,13 +101,21 @@ def test_off_and_outside_a_project(repo: Path, tmp_path: Path) -> None:
 # -- a real process ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private socket directory of the test's own, and the resident process turned on."""
+@pytest.fixture(params=["unix", "tcp"])
+def runtime(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A private socket directory of the test's own, and the resident process turned on, over one transport."""
     with tempfile.TemporaryDirectory(prefix="tr-", dir="/tmp") as tmp:
         monkeypatch.setenv("XDG_RUNTIME_DIR", tmp)
         monkeypatch.setenv("TETHER_RESIDENT", "1")
+        monkeypatch.setenv("TETHER_RESIDENT_TRANSPORT", request.param)
         yield Path(tmp)
+
+
+def send(path: str, fields: dict[str, Any], body: bytes = b"", timeout: float = 10.0) -> tuple[bytes, bytes]:
+    """One raw request to the process at `path` (a socket, or a TCP endpoint file), with its token."""
+    address, token = client.endpoint(path)
+    header = client.encode_header({**fields, "length": len(body), **({"token": token} if token else {})})
+    return client.exchange(address, header + body, timeout)
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 20.0) -> None:
@@ -373,8 +411,13 @@ def test_a_wedged_process_costs_a_bounded_wait(repo: Path, runtime: Path) -> Non
     """A process that accepts and never answers: the hook answers in process, within its deadline."""
     path = client.socket_path(str(repo), os.environ)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    wedged.bind(path)
+    if path.endswith(".tcp"):
+        wedged = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        wedged.bind(("127.0.0.1", 0))
+        Path(path).write_text(f"127.0.0.1 {wedged.getsockname()[1]} {'0' * 64}\n")
+    else:
+        wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        wedged.bind(path)
     wedged.listen(16)
     try:
         expected = hook(repo, "UserPromptSubmit", {"session_id": "a", "prompt": PROMPT}, TETHER_RESIDENT="0")
@@ -386,6 +429,37 @@ def test_a_wedged_process_costs_a_bounded_wait(repo: Path, runtime: Path) -> Non
         assert done.stdout == expected.stdout
     finally:
         wedged.close()
+
+
+def _listening(port: int) -> list[str]:
+    """The local addresses with a socket listening on `port` (Linux: /proc/net/tcp and tcp6, in hex)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as handle:
+            for line in handle.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if int(hex_port, 16) == port and state == "0A":  # 0A: LISTEN
+                    found.append(address)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the listening sockets in /proc")
+@pytest.mark.parametrize("runtime", ["tcp"], indirect=True)
+def test_over_tcp_only_loopback_listens_and_only_the_token_is_answered(
+    repo: Path, resident: subprocess.Popen[str]
+) -> None:
+    path = Path(client.socket_path(str(repo), os.environ))
+    assert path.suffix == ".tcp" and path.stat().st_mode & 0o777 == 0o600
+    (host, port), token = client.endpoint(str(path))
+    assert host == "127.0.0.1" and _listening(port) == ["0100007F"]  # 127.0.0.1, nothing else
+    for wrong in ({}, {"token": "0" * 64}, {"token": token[:-1]}):
+        message = client.encode_header({"op": "status", "length": 0, **wrong})
+        head, _ = client.exchange((host, port), message, 5.0)
+        assert json.loads(head) == {"ok": False, "fallback": "not authorized", "length": 0}
+    head, _ = send(str(path), {"op": "status"})
+    answered = json.loads(head)
+    assert answered["ok"] and answered["transport"] == "tcp" and answered["refused"] == 3
 
 
 class SlowAnswers:
@@ -410,17 +484,19 @@ class SlowAnswers:
 
 
 def test_a_full_queue_answers_busy_at_once(runtime: Path) -> None:
-    path = runtime / "t.sock"
+    transport = client.transport(os.environ) or "unix"
+    path = runtime / f"t.{'tcp' if transport == 'tcp' else 'sock'}"
     answers = SlowAnswers()
-    server = ResidentServer(path, answers, idle_seconds=30, max_rss_mib=4096, queue_size=1, max_connections=2)
+    server = ResidentServer(
+        path, answers, idle_seconds=30, max_rss_mib=4096, queue_size=1, max_connections=2, transport=transport
+    )
     thread = threading.Thread(target=server.run, args=(lambda m: None,), daemon=True)
     thread.start()
     results: list[str] = []
 
     def ask() -> None:
-        message = client.encode_header({"op": "hook", "length": 2}) + b"hi"
         try:
-            head, _ = client.exchange(str(path), message, 5.0)
+            head, _ = send(str(path), {"op": "hook"}, b"hi", 5.0)
             results.append("ok" if head.startswith(b'{"ok":true') else json.loads(head)["fallback"])
         except OSError as exc:
             results.append(type(exc).__name__)
@@ -448,10 +524,7 @@ def test_soak_small(repo: Path, resident: subprocess.Popen[str], tether: Callabl
     """9 clients, mixed requests: no error, no leaked descriptor, flat memory (the full one: benchmarks)."""
     seed(tether)
     messages = [
-        client.encode_header(
-            {"op": "hook", "agent": "claude", "event": event, "cwd": str(repo), "length": len(body)}
-        )
-        + body
+        ({"op": "hook", "agent": "claude", "event": event, "cwd": str(repo)}, body)
         for event, body in (
             (
                 "UserPromptSubmit",
@@ -476,7 +549,7 @@ def test_soak_small(repo: Path, resident: subprocess.Popen[str], tether: Callabl
     def worker(n: int, count: int) -> None:
         for i in range(count):
             try:
-                head, _ = client.exchange(path, messages[(n + i) % 2], 10.0)
+                head, _ = send(path, *messages[(n + i) % 2])
                 if not head.startswith(b'{"ok":true'):
                     errors.append(head.decode())
             except OSError as exc:

@@ -51,6 +51,18 @@ def test_an_approved_request_is_written_as_asked_and_keeps_its_origin(
     assert f"[pref] [agent] {memory.id} — Prefer small commits (via pinned)" in context_of(start.stdout)
 
 
+def test_approve_and_reject_print_json(ws: Workspace, tether: Any) -> None:
+    first = ws.add("Prefer small commits", scope="user", pinned=True, origin="agent").memory
+    second = ws.add("Prefer rebase to merge", scope="user", origin="agent").memory
+    approved = tether("review", "approve", first.id, "--json")
+    assert approved.code == 0 and [m["id"] for m in json.loads(approved.out)] == [first.id]
+    assert json.loads(approved.out)[0]["pinned"] is True
+    rejected = tether("review", "reject", second.id, "--json")
+    assert rejected.code == 0 and [(r["id"], r["kind"]) for r in json.loads(rejected.out)] == [
+        (second.id, "add")
+    ]
+
+
 def test_agents_may_not_supersede_a_rule_or_the_persons_memory_alone(ws: Workspace) -> None:
     rule = ws.add("Use ruff format", origin="rules:AGENTS.md").memory
     mine = ws.add("Deploy on Fridays is fine").memory

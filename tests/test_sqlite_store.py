@@ -68,6 +68,22 @@ def test_migrations_run_from_an_empty_database(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_link_keys_migration_folds_the_targets_an_older_index_stored(tmp_path: Path) -> None:
+    old = SQLiteStore(tmp_path / "index.db")
+    put(old, mem("aaaa0001", "links as written", details="[[Deploy Checklist]] [[deploy  checklist#x]]"))
+    # As a tether before 0007 left it: targets as written, the migration not recorded.
+    old.conn.execute("DELETE FROM links")
+    old.conn.executemany(
+        "INSERT INTO links SELECT rowid, ? FROM memories", [("Deploy Checklist",), ("deploy  checklist#x",)]
+    )
+    old.conn.execute("DELETE FROM migrations WHERE name = '0007_link_keys'")
+    old.close()
+    store = SQLiteStore(tmp_path / "index.db")  # opening it runs the migration
+    assert store.conn.execute("SELECT target FROM links").fetchall() == [("deploy checklist",)]
+    assert store.linking(["Deploy checklist"]) == ["aaaa0001"]
+    store.close()
+
+
 def test_second_connection_sees_committed_writes(tmp_path: Path, store: SQLiteStore) -> None:
     other = SQLiteStore(tmp_path / "index.db")
     put(store, mem("0000000a", "seen"))

@@ -84,6 +84,15 @@ def test_put_get_update_remove(store: Store) -> None:
     )
 
 
+def test_linking_matches_targets_case_and_spacing_aside(store: Store) -> None:
+    """Obsidian resolves `[[Deploy Checklist]]` to a note titled "deploy checklist": so do the links."""
+    put(store, mem("0000000a", "a", details="See [[Deploy  Checklist#Steps|the list]] and [[0000000C]]."))
+    put(store, mem("0000000b", "b", details="See [[deploy checklist]]."))
+    assert store.linking(["DEPLOY checklist"]) == ["0000000a", "0000000b"]
+    assert store.linking(["0000000c"]) == ["0000000a"]
+    assert store.linking(["deploy"]) == [] and store.linking([]) == []
+
+
 def test_find_filters_and_count(store: Store) -> None:
     put(store, mem("0000000a", "a", category="gotcha", files=("x.py",)))
     put(store, mem("0000000b", "b", category="pref", pinned=True, origin="rules:AGENTS.md"))

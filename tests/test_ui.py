@@ -527,6 +527,14 @@ def test_detail_shows_links_both_ways_telemetry_and_receipts(ui: UI) -> None:
     assert f'href="/m/{target}"' in page and "Unresolved links" in page and "nowhere" in page
     assert "sess-1" in page and "file, sem 0.59" in page and 'id="surfaced">1<' in page
     assert f'href="/m/{source}"' in ui.client.get(f"/m/{target}").text  # linked from
+    # By title and by alias, case and spacing aside (Obsidian's way), as `tether get` resolves them.
+    with ui.ws() as ws:
+        ws.edit(target, aliases=["Ship Day"])
+    loose = add(ui, "Upload timing", details="See [[ship  day]] and [[DEPLOYS go through make ship]].")
+    assert ui.client.get(f"/m/{loose}").text.count(f'href="/m/{target}"') >= 2
+    graph = ui.core.graph_data()
+    ids = [n["id"] for n in graph["nodes"]]
+    assert (ids.index(loose), ids.index(target), "wikilink") in graph["edges"]
 
 
 def test_timeline_buckets_by_span() -> None:

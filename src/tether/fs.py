@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -92,10 +91,13 @@ def read_limited(path: Path, limit: int, *, inside: Path | None = None) -> bytes
 def make_private_dir(directory: Path) -> Path:
     """Create `directory` (and its parents) with mode 0700, or tighten an existing one to 0700 when it is a
     real directory of this user. Another user's directory, or a symlink, is left as it is: the caller checks
-    the result with its own words for what an unsafe directory would let through."""
+    the result with its own words for what an unsafe directory would let through. Where there are no user
+    ids (Windows) the mode means nothing and the directory is left to its parent's permissions."""
     try:
         directory.mkdir(mode=0o700, parents=True)
     except FileExistsError:
+        if not hasattr(os, "getuid"):
+            return directory
         info = os.lstat(directory)
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
             os.chmod(directory, 0o700)
@@ -125,17 +127,29 @@ def _fsync_dir(directory: Path) -> None:
 
 @contextmanager
 def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
-    """Hold an exclusive `flock` on `path` (created if missing) for the `with` block.
+    """Hold an exclusive lock on `path` (created if missing) for the `with` block: every lock tether takes
+    goes through here.
 
-    Yields True while held; with `wait=False`, yields False at once when another process holds it.
-    Where `flock` does not exist (Windows) it yields True without locking.
+    Yields True while held; with `wait=False`, yields False at once when another process holds it. POSIX:
+    `flock`, blocking in the kernel. Where there is no `fcntl` (Windows): the `filelock` library
+    (`LockFileEx` there), a dependency only on such systems.
     """
-    if sys.platform == "win32":
-        yield True
-        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:
+        lock = _portable_lock
+    else:
+        del fcntl
+        lock = _flock
+    with lock(path, wait) as held:
+        yield held
+
+
+@contextmanager
+def _flock(path: Path, wait: bool) -> Iterator[bool]:
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -146,6 +160,29 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _portable_lock(path: Path, wait: bool) -> Iterator[bool]:
+    try:
+        import filelock
+    except ImportError as exc:
+        # Never "locked" without a lock: two writers could then lose an acknowledged update.
+        raise RuntimeError(
+            "no file locking here: this system has no fcntl and the filelock package is missing "
+            "(pip install filelock, or reinstall tether, which depends on it on such systems)"
+        ) from exc
+    lock = filelock.FileLock(os.fspath(path))
+    try:
+        # timeout -1 waits as long as it takes, as `flock` does; 0 tries once.
+        lock.acquire(timeout=-1 if wait else 0)
+    except filelock.Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 # A temp file of an atomic write (`.<name>.<random>.tmp`) lives milliseconds; one older than this was left

@@ -32,6 +32,7 @@ from tether.model.memory import (
     validate,
 )
 from tether.model.secrets import find_secret
+from tether.model.wikilinks import link_key
 from tether.notes import format as notes
 from tether.notes.pending import Pending, Request
 from tether.notes.sync import PENDING_VECTORS
@@ -179,39 +180,38 @@ class Memories:
 
     def links(self, memory: Memory) -> tuple[list[Memory], list[Memory]]:
         """Memories this one links to, and memories linking to it (by id or by note name)."""
-        outgoing: list[Memory] = []
+        outgoing: dict[str, Memory] = {}  # two spellings of one link name one memory
         for target in memory.links:
             found = self._resolve_link(target)
             if found is not None and found.id != memory.id:
-                outgoing.append(found)
+                outgoing.setdefault(found.id, found)
         path = self._note_path(memory)
         # Obsidian and basic-memory link by title: `[[Deploy checklist]]` names the memory with that summary.
         names = [memory.id, notes.slug(memory.summary), memory.summary, *memory.aliases]
         if path is not None:
             names.append(path.stem)
         incoming = [m for mid in self.store.linking(names) if mid != memory.id and (m := self.store.get(mid))]
-        return outgoing, incoming
+        return list(outgoing.values()), incoming
 
     def _resolve_link(self, target: str) -> Memory | None:
         """A wikilink's memory: by id, by note file name (with or without its id prefix), else by title
-        (the summary or an alias, case and spacing aside, as Obsidian resolves `[[Note title]]`; `#heading`
-        ignored)."""
-        target = target.partition("#")[0].strip()
-        if len(target) == 8:
-            found = self.store.get(target.lower())
+        (the summary, then an alias), each compared as `link_key` (case, spacing and `#heading` aside, as
+        Obsidian resolves `[[Note title]]`)."""
+        key = link_key(target)
+        if len(key) == 8:
+            found = self.store.get(key)
             if found:
                 return found
         for path, (mid, _) in self.store.note_refs().items():
             stem = Path(path).stem
-            if stem == target or stem.split("-", 1)[-1] == target:
+            if key in (link_key(stem), link_key(stem.split("-", 1)[-1])):
                 return self.store.get(mid)
-        title = " ".join(target.casefold().split())
         every = self.store.find(Query())
         for memory in every:
-            if " ".join(memory.summary.casefold().split()) == title:
+            if link_key(memory.summary) == key:
                 return memory
         # An alias after every title: a note's own title wins over another note's alias.
-        return next((m for m in every if title in (" ".join(a.casefold().split()) for a in m.aliases)), None)
+        return next((m for m in every if key in (link_key(a) for a in m.aliases)), None)
 
     # -- writing ----------------------------------------------------------------------------------
 

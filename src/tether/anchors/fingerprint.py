@@ -38,14 +38,22 @@ class Windows:
     """Every window of a file's lines by height, hashed on first use: the finder of moved blocks."""
 
     def __init__(self, lines: Sequence[str]) -> None:
-        self.normalized = [normalize(line) for line in lines]
+        self.lines = lines
+        self._normalized: list[str] | None = None
         self._by_height: dict[int, dict[str, list[int]]] = {}
+
+    @property
+    def normalized(self) -> list[str]:
+        """Every line normalized, made on first use: an anchor found where it was needs only its own lines."""
+        if self._normalized is None:
+            self._normalized = [normalize(line) for line in self.lines]
+        return self._normalized
 
     def at(self, first: int, last: int) -> str:
         """The fingerprint of lines `first..last`, "" when they run past the end of the file."""
-        if first < 1 or last > len(self.normalized) or last < first:
+        if first < 1 or last > len(self.lines) or last < first:
             return ""
-        return digest(self.normalized[first - 1 : last])
+        return digest([normalize(line) for line in self.lines[first - 1 : last]])
 
     def find(self, fingerprint: str, height: int, near: int) -> tuple[int, int] | None:
         """The `height`-line block with this fingerprint closest to line `near`, or None.

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tether.errors import ValidationError
-from tether.model import labels
+from tether.model import labels, wikilinks
 from tether.model.anchor import Anchor
 from tether.model.anchor import check as check_anchor
 from tether.model.display import first_control, first_line_break
@@ -34,7 +34,6 @@ ORIGINS = ("user", "agent", "seed", "distilled")  # plus "rules:<path>"
 
 
 _ID_RE = re.compile(r"^[0-9a-f]{8}$")
-_WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|[^\[\]\n]*)?\]\]")
 
 
 def new_id() -> str:
@@ -68,10 +67,12 @@ class Memory:
     @property
     def links(self) -> tuple[str, ...]:
         """Wikilink targets (`[[id]]` or `[[name]]`) found in the details, in order, without repeats."""
-        seen: dict[str, None] = {}
-        for match in _WIKILINK_RE.finditer(self.details):
-            seen.setdefault(match.group(1).strip(), None)
-        return tuple(seen)
+        return wikilinks.targets(self.details)
+
+    @property
+    def link_keys(self) -> tuple[str, ...]:
+        """The links as the index stores and matches them (`wikilinks.link_key`), without repeats or empty ones."""
+        return wikilinks.keys(self.links)
 
     @cached_property
     def content_hash(self) -> str:

@@ -13,9 +13,10 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
@@ -270,31 +271,46 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
 
 
 def place_channel(
-    store: Store, touched: list[str], words: set[str], view: Callable[[str], FileView], pool: Pool
+    memories: Mapping[str, Memory],
+    touched: list[str],
+    words: set[str],
+    view: Callable[[str], FileView],
+    pool: Pool,
 ) -> None:
     """The query against the code around each anchor of the touched files' memories (the anchor's lines and
     `scoring.PLACE_LINES` either side, resolved against the file as it is now): a prompt about the upload
     retry finds the warning that sits beside `retry_upload`, whatever the warning's own words. idf among
     those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
-    not evidence of its own."""
-    owners = store.owners(touched)
-    memories = store.memories(mid for mids in owners.values() for mid in mids)
+    not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
+    files' own)."""
+    owners: dict[str, list[str]] = {path: [] for path in touched}
+    for mid, memory in memories.items():
+        if memory.status == "active" and memory.anchors:
+            for path in memory.files:
+                if path in owners:
+                    owners[path].append(mid)
     around: dict[str, set[str]] = {}
     for path in touched:
         file = view(path) if owners.get(path) else None
         if file is None or not file.exists:
             continue
+        at = _lines_holding(file.lines, words)
+        if not at:
+            continue
         for mid in owners[path]:
-            memory = memories.get(mid)
-            for anchor in memory.anchors if memory is not None else ():
+            for anchor in memories[mid].anchors:
                 if anchor.path != path:
                     continue
                 now = resolve(anchor, file).anchor
                 if now.lost or now.lines is None:
                     continue
-                first = max(0, now.lines[0] - 1 - scoring.PLACE_LINES)
-                text = "\n".join(file.lines[first : now.lines[1] + scoring.PLACE_LINES])
-                around.setdefault(mid, set()).update(words_of(text) & words)
+                first, last = now.lines[0] - scoring.PLACE_LINES, now.lines[1] + scoring.PLACE_LINES
+                found = {
+                    w
+                    for w, lines in at.items()
+                    if bisect.bisect_left(lines, first) < bisect.bisect_right(lines, last)
+                }
+                around.setdefault(mid, set()).update(found)
     df: dict[str, int] = {}
     for found in around.values():
         for word in found:
@@ -308,6 +324,22 @@ def place_channel(
     for mid, score in scores.items():
         if score > 0:
             pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
+
+
+def _lines_holding(lines: list[str], words: set[str]) -> dict[str, list[int]]:
+    """For each of `words`, the lines (1-based, ascending) whose `words_of` holds it: a substring test first,
+    so only the few lines that may hold a word are split into words."""
+    lowered = [line.lower() for line in lines]
+    split: dict[int, set[str]] = {}
+    out: dict[str, list[int]] = {}
+    for word in words:
+        for number, line in enumerate(lowered, 1):
+            if word in line:
+                if number not in split:
+                    split[number] = words_of(lines[number - 1])
+                if word in split[number]:
+                    out.setdefault(word, []).append(number)
+    return out
 
 
 def _edit_text(memories: dict[str, Memory], edit_words: set[str], pool: Pool) -> None:

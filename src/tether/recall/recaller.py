@@ -233,8 +233,6 @@ class Recaller:
         views: dict[str, FileView] = {}  # the touched files as anchors see them, read once per recall
         if "anchor" in channels and places:
             self._anchor_channel(list(places), pool, views)
-        if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
-            ch.place_channel(self.store, touched, set(words), lambda path: self._view(path, views), pool)
         if "code" in channels and touched and self.root is not None:
             ch.code_channel(self.store, self._code, touched, pool)
         if include:
@@ -242,6 +240,8 @@ class Recaller:
         if not pool:
             return []
         memories = self.store.memories(pool)
+        if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
+            ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         ranked: list[Candidate] = []

@@ -6,7 +6,8 @@ back what it answers, importing nothing but this module: `os`, `sys`, `time` (lo
 and the C `_socket` (the `socket` module would pull in `selectors` and `enum`, and `json` pulls in `re`:
 together as much again as the interpreter's own start). When the process is absent, busy or late, the caller
 falls back to the in-process hook, with what is left of the hook's deadline. The CLI's read commands
-(`cli`) and the MCP server's read tools (`tool`) ask it the same way.
+(`cli`) and the MCP server's read tools (`tool`) ask it the same way. The process is reached over a Unix
+socket, or over TCP on 127.0.0.1 with a token (`transport`: where there are no Unix sockets, as on Windows).
 
 Wire format, each way: one line of JSON (the header), then exactly `length` bytes (the body; `length` 0 or
 absent: none). Requests name an `op`: `hook` (`agent`, `event`, `cwd`, `deadline`; the body is the agent's
@@ -41,6 +42,8 @@ DEFAULT_DEADLINE = 3.0
 CLI_TIMEOUT = 10.0
 # An MCP read tool, likewise (its server has the workspace to fall back on, opened on that first miss).
 TOOL_TIMEOUT = 10.0
+# The only address the TCP transport listens on or connects to: never a port other hosts can reach.
+LOOPBACK = "127.0.0.1"
 # AF_UNIX paths are cut at 104-108 bytes depending on the system.
 _MAX_SOCKET_PATH = 100
 _MAX_HEADER = 64 * 1024
@@ -51,18 +54,36 @@ _OFF = ("0", "off", "false", "no")
 
 def enabled(environ: Mapping[str, str]) -> bool:
     """`TETHER_RESIDENT=0` turns the resident process off for this environment (the `resident.enabled`
-    config key turns it off for a project or user); Unix domain sockets are needed (not on Windows)."""
+    config key turns it off for a project or user); so does a `TETHER_RESIDENT_TRANSPORT` it cannot use."""
     if environ.get("TETHER_RESIDENT", "1").strip().lower() in _OFF:
         return False
+    return transport(environ) is not None
+
+
+def transport(environ: Mapping[str, str]) -> str | None:
+    """How the resident process is reached: `unix`, a socket file in a private directory (the default where
+    there are Unix sockets), or `tcp`, a port on 127.0.0.1 only, with a random token per process in a
+    private file (the default where there are none: CPython has no AF_UNIX on Windows).
+    `TETHER_RESIDENT_TRANSPORT=unix|tcp` chooses; None when the one chosen is not there (or unknown)."""
     import _socket
 
-    return hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
+    chosen = environ.get("TETHER_RESIDENT_TRANSPORT", "").strip().lower()
+    has_unix = hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
+    if chosen == "tcp" or (not chosen and not has_unix):
+        return "tcp"
+    if chosen in ("", "unix") and has_unix:
+        return "unix"
+    return None
 
 
 def runtime_dir(environ: Mapping[str, str]) -> str:
-    """The per-user directory for sockets: `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-<uid>`.
+    """The per-user directory for sockets: `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-<uid>`; where there
+    are no user ids (Windows), `%LOCALAPPDATA%\\tether\\run`, inside the user's own profile.
 
     The second when the first is unset or too long for a socket path (the warm embedding process's too)."""
+    if not hasattr(os, "getuid"):
+        local = environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return os.path.join(local, "tether", "run")
     base = environ.get("XDG_RUNTIME_DIR", "")
     if base.startswith("/"):
         candidate = os.path.join(base, "tether")
@@ -72,11 +93,16 @@ def runtime_dir(environ: Mapping[str, str]) -> str:
 
 
 def is_private(directory: str) -> bool:
-    """A real directory of this user that no one else can enter (else another user could answer hooks)."""
+    """A real directory of this user that no one else can enter (else another user could answer hooks).
+
+    Where there are no user ids or mode bits (Windows), a real directory: the profile's own permissions
+    keep other users out of `runtime_dir` there."""
     try:
         info = os.lstat(directory)
     except OSError:
         return False
+    if not hasattr(os, "getuid"):
+        return (info.st_mode & 0o170000) == 0o040000
     return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
@@ -117,17 +143,33 @@ def server_key(root: str, environ: Mapping[str, str]) -> str:
 
 
 def socket_path(root: str, environ: Mapping[str, str]) -> str:
-    return os.path.join(runtime_dir(environ), f"res-{server_key(root, environ)}.sock")
+    """The process's socket file (`.sock`), or over TCP its endpoint file (`.tcp`: address, port, token)."""
+    suffix = "tcp" if transport(environ) == "tcp" else "sock"
+    return os.path.join(runtime_dir(environ), f"res-{server_key(root, environ)}.{suffix}")
 
 
 def lock_path(socket: str) -> str:
-    """Held by the live process for its whole life: free means no process (its socket file is stale)."""
-    return socket[: -len(".sock")] + ".lock"
+    """Held by the live process for its whole life: free means no process (its socket file is stale).
+    One per project whichever the transport, so a `unix` and a `tcp` process never serve it at once."""
+    return socket.rpartition(".")[0] + ".lock"
 
 
 def starting_path(socket: str) -> str:
     """Touched by whoever starts a process, so racing hooks start one, not nine."""
-    return socket[: -len(".sock")] + ".starting"
+    return socket.rpartition(".")[0] + ".starting"
+
+
+def endpoint(socket: str) -> tuple[str | tuple[str, int], str]:
+    """Where to connect, and the token to send: a Unix socket's path (no token: the file's mode and its
+    directory's keep others out), or the loopback address and token in a `.tcp` endpoint file. Raises
+    FileNotFoundError (no process) or ConnectionRefusedError (a file that is not a loopback endpoint)."""
+    if not socket.endswith(".tcp"):
+        return socket, ""
+    with open(socket, encoding="ascii", errors="replace") as handle:
+        fields = handle.read(512).split()
+    if len(fields) != 3 or fields[0] != LOOPBACK or not fields[1].isdigit() or len(fields[2]) < 32:
+        raise ConnectionRefusedError(f"{socket} is not a resident endpoint")
+    return (LOOPBACK, int(fields[1])), fields[2]
 
 
 # -- the wire --------------------------------------------------------------------------------------------
@@ -159,16 +201,18 @@ def reply_header(length: int) -> bytes:
     return _OK_PREFIX + str(length).encode() + b"}\n"
 
 
-def exchange(path: str, message: bytes, timeout: float) -> tuple[bytes, bytes]:
-    """Send `message` (header line and body) and read the reply's header line and body, all within
-    `timeout` seconds. Raises OSError (TimeoutError, FileNotFoundError, ConnectionRefusedError...)."""
+def exchange(address: str | tuple[str, int], message: bytes, timeout: float) -> tuple[bytes, bytes]:
+    """Send `message` (header line and body) to a socket path or a loopback (host, port) (`endpoint`) and
+    read the reply's header line and body, all within `timeout` seconds. Raises OSError (TimeoutError,
+    FileNotFoundError, ConnectionRefusedError...)."""
     import _socket
 
     deadline = time.monotonic() + timeout
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    family = _socket.AF_INET if isinstance(address, tuple) else _socket.AF_UNIX
+    conn = _socket.socket(family, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
-        conn.connect(path)
+        conn.connect(address)
         conn.sendall(message)
         data = _read_until(conn, deadline, lambda buffer: b"\n" in buffer, _MAX_HEADER)
         head, _, body = data.partition(b"\n")
@@ -231,20 +275,25 @@ def hook(
         deadline = DEFAULT_DEADLINE
     timeout = min(HOOK_TIMEOUT, deadline / 3)
     try:
-        header = encode_header(
-            {
-                "op": "hook",
-                "agent": argv[0],
-                "event": argv[1],
-                "cwd": cwd,
-                "deadline": time.time() + timeout,
-                "length": len(raw),
-            }
-        )
+        address, token = endpoint(path)
+    except (OSError, ValueError):
+        return "absent", b""
+    fields: dict[str, str | int | float | bool] = {
+        "op": "hook",
+        "agent": argv[0],
+        "event": argv[1],
+        "cwd": cwd,
+        "deadline": time.time() + timeout,
+        "length": len(raw),
+    }
+    if token:
+        fields["token"] = token
+    try:
+        header = encode_header(fields)
     except UnicodeEncodeError:
         return "fallback", b""  # a path that is not UTF-8: the in-process hook handles it
     try:
-        head, body = exchange(path, header + raw, timeout)
+        head, body = exchange(address, header + raw, timeout)
     except (FileNotFoundError, ConnectionRefusedError):
         return "absent", b""
     except TimeoutError:
@@ -266,9 +315,14 @@ def request(
     path = socket_path(root, environ)
     if not is_private(os.path.dirname(path)):
         return None
-    message = json.dumps({**fields, "length": len(body)}, separators=(",", ":")).encode() + b"\n" + body
     try:
-        head, data = exchange(path, message, timeout)
+        address, token = endpoint(path)
+    except (OSError, ValueError):
+        return None
+    header = {**fields, "length": len(body), **({"token": token} if token else {})}
+    message = json.dumps(header, separators=(",", ":")).encode() + b"\n" + body
+    try:
+        head, data = exchange(address, message, timeout)
     except OSError:
         return None
     try:

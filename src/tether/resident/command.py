@@ -48,7 +48,10 @@ def serve(idle_seconds: float | None, max_rss_mib: float | None) -> None:
 
     root = _root()
     if not client.enabled(os.environ):
-        raise click.ClickException("the resident process is off here (TETHER_RESIDENT=0, or no Unix sockets)")
+        raise click.ClickException(
+            "the resident process is off here: TETHER_RESIDENT=0, or TETHER_RESIDENT_TRANSPORT is not "
+            "`unix` or `tcp` (or `unix` where there are no Unix sockets): unset it, or set it to `tcp`"
+        )
     paths = resolve(root, Path(client.user_home(os.environ)))
     config = Config.load(*paths.config_files)
     idle = idle_seconds or float(config.integer("resident.idle_seconds"))
@@ -70,10 +73,12 @@ def serve(idle_seconds: float | None, max_rss_mib: float | None) -> None:
             idle_seconds=idle,
             max_rss_mib=cap,
             project_dir=root / ".tether",
+            transport=client.transport(os.environ) or "unix",
         )
         Path(client.starting_path(str(socket))).unlink(missing_ok=True)
         signal.signal(signal.SIGTERM, lambda signum, frame: server.stopping.set())
-        log(f"serving {root} on {socket} (idle exit {idle:g}s, memory cap {cap:g} MiB)")
+        where = f"127.0.0.1 (endpoint {socket})" if server.transport == "tcp" else str(socket)
+        log(f"serving {root} on {where} (idle exit {idle:g}s, memory cap {cap:g} MiB)")
         reason = server.run(log)
         log(f"exiting: {reason}")
     if reason == "memory":

@@ -1,4 +1,6 @@
-"""The resident process: one per project (and user home, database, interpreter), on a private Unix socket.
+"""The resident process: one per project (and user home, database, interpreter), on a private Unix socket,
+or (`transport="tcp"`: Windows) on a random port of 127.0.0.1 whose every request must carry the token the
+process wrote, with the port, to its endpoint file (mode 0600, in the private runtime directory).
 
 It holds a lock file for its whole life (`client.lock_path`), so a second one exits at once and a socket
 file whose lock is free belongs to a dead process and is replaced. Connections are read in threads, at most
@@ -18,9 +20,11 @@ command) when its resident memory passes `max_rss_mib`.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import queue
+import secrets
 import signal
 import socket
 import sys
@@ -31,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tether.resident.client import reply_header
+from tether.fs import write_atomic
+from tether.resident.client import LOOPBACK, reply_header
 
 # Reading one request (header and body) from a connected client; a hook sends it in one write.
 READ_SECONDS = 2.0
@@ -90,8 +95,12 @@ def rss_mib() -> float:
 
 
 def peak_rss_mib() -> float:
-    """The most resident memory this process has had (since its last exec)."""
-    import resource
+    """The most resident memory this process has had (since its last exec); 0 where no system call says
+    (Windows has no `resource`: there the memory cap never restarts the process)."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
@@ -111,8 +120,10 @@ class ResidentServer:
         max_connections: int = 64,
         op_seconds: float = 30.0,
         project_dir: Path | None = None,
+        transport: str = "unix",
     ) -> None:
         self.path = path
+        self.transport = transport
         self.answers = answers
         self.idle_seconds = idle_seconds
         self.max_rss_mib = max_rss_mib
@@ -126,9 +137,17 @@ class ResidentServer:
         self.started = time.monotonic()
         self.last_used = time.monotonic()
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        os.chmod(path, 0o600)
+        self.token = ""
+        if transport == "tcp":
+            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._listener.bind((LOOPBACK, 0))  # a port the system picks, on loopback only
+            self.token = secrets.token_hex(32)
+            port = self._listener.getsockname()[1]
+            write_atomic(path, f"{LOOPBACK} {port} {self.token}\n", mode=0o600)
+        else:
+            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._listener.bind(str(path))
+            os.chmod(path, 0o600)
         self._listener.listen(128)
         self._listener.settimeout(_TICK_SECONDS)
         self._inode = os.stat(path).st_ino
@@ -163,6 +182,11 @@ class ResidentServer:
             length = int(header.get("length") or 0) if isinstance(header, dict) else -1
             if not 0 <= length <= _MAX_BODY:
                 self._refuse(conn, "a request of the wrong shape")
+                return
+            if self.token and not hmac.compare_digest(
+                str(header.pop("token", "")).encode("utf-8", "replace"), self.token.encode()
+            ):
+                self._refuse(conn, "not authorized")  # another user on this machine, or a stale token
                 return
             while len(body) < length:
                 chunk = conn.recv(min(1 << 20, length - len(body)))
@@ -206,8 +230,8 @@ class ResidentServer:
         return self._within(limit, lambda: self.answers.answer(job.header, job.body))
 
     def _within(self, seconds: float, work: Callable[[], tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
-        if threading.current_thread() is not threading.main_thread():
-            return work()
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+            return work()  # Windows has no SIGALRM: there the client's own timeout bounds the wait
         armed = [True]
 
         def overrun(signum: int, frame: Any) -> None:
@@ -238,6 +262,7 @@ class ResidentServer:
         return {
             "pid": os.getpid(),
             "socket": str(self.path),
+            "transport": self.transport,
             "served": self.served,
             "refused": self.refused,
             "overruns": self.overruns,

@@ -123,7 +123,8 @@ class MemoryStore(Protocol):
         ...
 
     def linking(self, targets: Sequence[str]) -> list[str]:
-        """Ids of memories whose details link to any of `targets` (ids or note names)."""
+        """Ids of memories whose details link to any of `targets` (ids, note names, titles, aliases), each
+        compared as `tether.model.wikilinks.link_key`: case, spacing and `#heading` aside."""
         ...
 
     def version(self) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 
 from tether.model.labels import keywords
 from tether.model.memory import Memory
+from tether.model.wikilinks import link_key
 from tether.store.base import CachedImports, CoChangeWrite, Event, NoteRef, Query, Telemetry, TextHit
 
 # SQLite's word index weighs summary 4, details 1, file words 2 (`tether.store.sqlite.store.text`).
@@ -164,8 +165,8 @@ class InMemoryStore:
         return out
 
     def linking(self, targets: Sequence[str]) -> list[str]:
-        wanted = set(targets)
-        return [m.id for m in self._state.memories.values() if wanted.intersection(m.links)]
+        wanted = {link_key(t) for t in targets}
+        return [m.id for m in self._state.memories.values() if wanted.intersection(m.link_keys)]
 
     def clear(self) -> None:
         s = self._state

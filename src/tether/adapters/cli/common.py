@@ -92,6 +92,17 @@ def workspace(require_project: bool = True, sync_notes: bool = True) -> Iterator
         ws.close()
 
 
+def note_outside_project(ws: Workspace) -> None:
+    """Outside a project a read command sees only the user's own memory: say so, and what to do (on stderr,
+    so `--json` output stays what it was)."""
+    if ws.root is None:
+        echo(
+            f"note: no tether project here (no .tether/ from {printable(str(ws.cwd))} up to the git root): "
+            "only your user memory was read; `tether init` starts one",
+            err=True,
+        )
+
+
 def _follow_renames(ws: Workspace) -> None:
     """Every command that syncs also brings the repo map up to date, so memories follow renamed files."""
     from tether.lifecycle.housekeeping import refresh_repo

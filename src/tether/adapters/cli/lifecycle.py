@@ -283,23 +283,31 @@ def distill(transcript: Path, session: str | None, as_json: bool) -> None:
     "--origin", required=True, help="Which memories: distilled, seed, agent, user, or rules:<path>."
 )
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-def purge(origin: str, yes: bool) -> None:
+@json_option
+def purge(origin: str, yes: bool, as_json: bool) -> None:
     """Delete every memory of one origin for good (notes included, any status), after confirmation.
 
-    `tether purge --origin distilled` undoes auto-distill wholesale."""
+    `tether purge --origin distilled` undoes auto-distill wholesale. With --json the list and the question
+    go to stderr, and what was deleted to stdout."""
     origin = check_origin(origin)
     with workspace(require_project=False) as ws:
         doomed = [m for m in ws.find(Query(status=None, origin=origin)) if m.scope != "session"]
         if not doomed:
-            echo(f"no memories with origin {origin}")
+            if as_json:
+                emit({"origin": origin, "deleted": []})
+            else:
+                echo(f"no memories with origin {origin}")
             return
         for memory in doomed[:20]:
-            echo(f"  {_line(memory)}")
+            echo(f"  {_line(memory)}", err=as_json)
         if len(doomed) > 20:
-            echo(f"  … and {len(doomed) - 20} more")
+            echo(f"  … and {len(doomed) - 20} more", err=as_json)
         if not yes:
-            click.confirm(f"Delete these {memories(len(doomed))} for good?", abort=True)
+            click.confirm(f"Delete these {memories(len(doomed))} for good?", abort=True, err=as_json)
         deleted = lifecycle.purge_origin(ws, origin)
+    if as_json:
+        emit({"origin": origin, "deleted": [to_dict(m) for m in deleted]})
+        return
     echo(f"deleted {memories(len(deleted))} with origin {origin}")
 
 

@@ -18,6 +18,7 @@ from tether.adapters.cli.common import (
     echo,
     emit,
     json_option,
+    note_outside_project,
     read_details,
     show_memory,
     workspace,
@@ -205,6 +206,7 @@ def list_(
                     pinned=True if pinned else None,
                 )
             )
+        note_outside_project(ws)
     if as_json:
         emit([to_dict(m) for m in found])
         return

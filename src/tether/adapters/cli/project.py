@@ -31,25 +31,33 @@ from tether.store.base import Query
     help="Share memory through the team database at URL (postgresql://...): a user-level setting, "
     "written to $TETHER_HOME/config.toml, never to the project. 'none' goes back to the local index.",
 )
-def init(database: str | None) -> None:
+@json_option
+def init(database: str | None, as_json: bool) -> None:
     """Create .tether/ at the git root (memories/, config.toml, .gitignore)."""
     from tether.project import init_project
 
     paths, created = init_project(Path.cwd())
-    echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
+    said: dict[str, object] = {"tether_dir": str(paths.tether_dir), "created": created}
+    if not as_json:
+        echo(f"{'initialized' if created else 'already initialized'}: {paths.tether_dir}")
     if database is not None:
         from tether.config.database import redact_url, set_database_url
 
         url = None if database.strip().lower() in ("", "none") else database.strip()
         written = set_database_url(paths.home, url)
-        if url is None:
+        said.update(database=redact_url(url) if url else None, config=str(written))
+        if url is None and not as_json:
             echo(f"team database: off (removed from {written}); memory is this checkout's own again")
-        else:
-            echo(f"team database: {redact_url(url)} (in {written}, for your user only)")
+        elif url is not None:
+            if not as_json:
+                echo(f"team database: {redact_url(url)} (in {written}, for your user only)")
             with workspace() as ws:  # connects, migrates, and shares this checkout's notes
-                echo(
-                    f"shared: {memories(ws.store.count(Query(status=None)))}; `tether store status` for more"
-                )
+                shared = ws.store.count(Query(status=None))
+            said["shared"] = shared
+            if not as_json:
+                echo(f"shared: {memories(shared)}; `tether store status` for more")
+    if as_json:
+        emit(said)
 
 
 @click.command(name="config")
@@ -135,12 +143,23 @@ def demo(directory: Path | None) -> None:
 
 @click.command()
 @click.option("--embeddings", is_flag=True, help="Only re-embed (after switching embedders).")
-def reindex(embeddings: bool) -> None:
+@json_option
+def reindex(embeddings: bool, as_json: bool) -> None:
     """Rebuild the index from the notes (telemetry is kept), with its progress on a terminal."""
     with workspace(require_project=False, sync_notes=False) as ws:
-        with progress_line() as progress:  # on a terminal only
+        with progress_line() as progress:  # on a terminal only, never with --json
             report = ws.reindex(embeddings_only=embeddings, progress=progress)
         count = ws.store.count(Query(status=None))
+    if as_json:
+        emit(
+            {
+                "memories": count,
+                "re_embedded": len(report.updated) if embeddings else None,
+                "embedder": ws.embedder.id,
+                "skipped": [{"path": str(p.path), "problem": p.problem} for p in report.problems],
+            }
+        )
+        return
     if embeddings:
         echo(f"re-embedded {memories(len(report.updated))} with {ws.embedder.id}")
     else:

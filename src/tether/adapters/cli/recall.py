@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from tether.adapters.cli.common import complete_memory_id, echo, emit, json_option, workspace
+from tether.adapters.cli.common import (
+    complete_memory_id,
+    echo,
+    emit,
+    json_option,
+    note_outside_project,
+    workspace,
+)
 from tether.model.memory import CATEGORIES
 
 
@@ -28,6 +35,7 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
     `weak`. Records nothing."""
     with workspace(require_project=False) as ws:
         results = ws.search(query, files=files, category=category, limit=limit)
+        note_outside_project(ws)
     if as_json:
         emit([r.to_json() for r in results])
         return
@@ -70,6 +78,7 @@ def recall(
         result = ws.recaller().recall(
             prompt, files, session=session, turn=turn, limit=limit, budget=budget, record=not no_record
         )
+        note_outside_project(ws)
     if as_json:
         emit(result.to_json())
         return

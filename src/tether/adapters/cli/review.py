@@ -101,26 +101,38 @@ def _incoming(mark: bool, as_json: bool) -> None:
 
 @review.command(name="approve")
 @click.argument("ids", nargs=-1, required=True, shell_complete=complete_request_id)
-def approve(ids: tuple[str, ...]) -> None:
+@json_option
+def approve(ids: tuple[str, ...], as_json: bool) -> None:
     """Write what the agent asked for (the memory keeps origin agent)."""
     from tether.lifecycle import review as queue
 
+    written = []
     with workspace(require_project=False) as ws:
         for request_id in ids:
             memory = queue.approve(ws, request_id)
-            echo(f"approved: {memory.id} {memory.summary}{'  (pinned)' if memory.pinned else ''}")
+            written.append(memory)
+            if not as_json:
+                echo(f"approved: {memory.id} {memory.summary}{'  (pinned)' if memory.pinned else ''}")
+    if as_json:
+        emit([to_dict(m) for m in written])
 
 
 @review.command(name="reject")
 @click.argument("ids", nargs=-1, required=True, shell_complete=complete_request_id)
-def reject(ids: tuple[str, ...]) -> None:
+@json_option
+def reject(ids: tuple[str, ...], as_json: bool) -> None:
     """Drop what the agent asked for: nothing is written."""
     from tether.lifecycle import review as queue
 
+    dropped = []
     with workspace(require_project=False) as ws:
         for request_id in ids:
             request = queue.reject(ws, request_id)
-            echo(f"rejected: {request.kind} {request.id}")
+            dropped.append(request)
+            if not as_json:
+                echo(f"rejected: {request.kind} {request.id}")
+    if as_json:
+        emit([r.to_json() for r in dropped])
 
 
 COMMANDS = (review,)

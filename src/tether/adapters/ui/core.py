@@ -49,6 +49,7 @@ from tether.model.memory import (
     check_id,
     normalize_path,
 )
+from tether.model.wikilinks import link_key
 from tether.notes.pending import Request
 from tether.recall.block import block
 from tether.store.base import Event, Query, Telemetry
@@ -568,24 +569,27 @@ def _rooted(ws: Workspace, path: str) -> str:
 
 
 def _link_index(ws: Workspace) -> dict[str, str]:
-    """Wikilink target → memory id, resolved as `Workspace.links` resolves them (id, note name, slug),
-    built once so a page or the graph does not scan every note per link."""
+    """Wikilink key (`link_key`) → memory id, resolved as `Workspace.links` resolves them (id, note name,
+    title, then alias), built once so a page or the graph does not scan every note per link."""
     out: dict[str, str] = {}
     notes = ws.store.note_refs()
     for mid, _ in notes.values():
         out[mid] = mid
     for path, (mid, _) in notes.items():
         stem = Path(path).stem
-        out.setdefault(stem, mid)
-        out.setdefault(stem.split("-", 1)[-1], mid)
+        out.setdefault(link_key(stem), mid)
+        out.setdefault(link_key(stem.split("-", 1)[-1]), mid)
+    every = ws.find(Query())
+    for memory in every:
+        out.setdefault(link_key(memory.summary), memory.id)
+    for memory in every:  # a note's own title wins over another note's alias
+        for alias in memory.aliases:
+            out.setdefault(link_key(alias), memory.id)
     return out
 
 
 def _resolve(targets: dict[str, str], target: str) -> str | None:
-    target = target.strip()
-    if len(target) == 8 and target.lower() in targets:
-        return targets[target.lower()]
-    return targets.get(target)
+    return targets.get(link_key(target))
 
 
 def _surfacings(ws: Workspace) -> int:

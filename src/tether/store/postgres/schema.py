@@ -148,12 +148,25 @@ def _anchors(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     conn.execute("ALTER TABLE tether_memories ADD COLUMN anchors text NOT NULL DEFAULT '[]'")
 
 
+def _link_keys(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    # `links` holds each target as `link_key` makes it (case, spacing and `#heading` aside), as in the
+    # SQLite index: a link to "Deploy Checklist" is found from a note titled "deploy checklist".
+    from tether.model.wikilinks import link_key
+
+    rows = conn.execute("SELECT pk, links FROM tether_memories WHERE links <> '{}'").fetchall()
+    for pk, links in rows:
+        targets = links if isinstance(links, list) else []
+        keys = [key for key in dict.fromkeys(link_key(str(t)) for t in targets) if key]
+        conn.execute("UPDATE tether_memories SET links = %s WHERE pk = %s", (keys, pk))
+
+
 # Named, ordered, recorded in `tether_migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[psycopg.Connection[tuple[object, ...]]], None]], ...] = (
     ("0001_core", _core),
     ("0002_database_id", _database_id),
     ("0003_labels", _labels),
     ("0004_anchors", _anchors),
+    ("0005_link_keys", _link_keys),
 )
 
 

@@ -32,6 +32,7 @@ from psycopg_pool import ConnectionPool
 
 from tether.model.labels import keywords
 from tether.model.memory import Memory
+from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.postgres import eventlog, rows, schema, search
 from tether.store.postgres.errors import translate, translating
@@ -211,7 +212,7 @@ class PostgresStore:
                 "category": memory.category,
                 "scope": memory.scope,
                 "files": list(memory.files),
-                "links": list(memory.links),
+                "links": list(memory.link_keys),
                 "priority": memory.priority,
                 "pinned": memory.pinned,
                 "origin": memory.origin,
@@ -333,6 +334,7 @@ class PostgresStore:
         return out
 
     def linking(self, targets: Sequence[str]) -> list[str]:
+        targets = list(dict.fromkeys(link_key(t) for t in targets))
         if not targets:
             return []
         statement = sql.SQL(

@@ -164,6 +164,17 @@ def _migrate_labels(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN aliases TEXT NOT NULL DEFAULT '[]'")
 
 
+def _migrate_link_keys(conn: sqlite3.Connection) -> None:
+    # `links` holds each target as `link_key` makes it (case, spacing and `#heading` aside), so a link to
+    # "Deploy Checklist" is found from a note titled "deploy checklist", as Obsidian resolves it.
+    from tether.model.wikilinks import link_key
+
+    rows = conn.execute("SELECT memory_rowid, target FROM links").fetchall()
+    conn.execute("DELETE FROM links")
+    keys = dict.fromkeys((rowid, link_key(target)) for rowid, target in rows)
+    conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, key) for rowid, key in keys if key])
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -172,6 +183,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0004_index_id", _migrate_index_id),
     ("0005_anchors", _migrate_anchors),
     ("0006_labels", _migrate_labels),
+    ("0007_link_keys", _migrate_link_keys),
 )
 
 

@@ -19,6 +19,7 @@ from tether.model.anchor import Anchor
 from tether.model.labels import keywords
 from tether.model.memory import Memory
 from tether.model.timestamps import iso, parse_iso
+from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.sqlite import vectors
 from tether.store.sqlite.errors import translate, translating
@@ -169,7 +170,7 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO file_refs VALUES (?, ?, ?)",
                 [(rowid, path, int(path.endswith("/"))) for path in memory.files],
             )
-            self.conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, t) for t in memory.links])
+            self.conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, k) for k in memory.link_keys])
             files_text = " ".join(
                 p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files
             )
@@ -242,7 +243,8 @@ class SQLiteStore:
         return [_memory(row) for row in rows]
 
     def linking(self, targets: Sequence[str]) -> list[str]:
-        """Ids of memories whose details link to any of `targets` (ids or names)."""
+        """Ids of memories whose details link to any of `targets` (ids or names; `links` holds link keys)."""
+        targets = list(dict.fromkeys(link_key(t) for t in targets))
         if not targets:
             return []
         marks = ",".join("?" * len(targets))
