@@ -177,8 +177,9 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
     periodic passes cost on the one session start where they are due, and the resident's watch of every
     note between requests (a whole pass, and its longest slice: what a request arriving during it waits)."""
     from tether.lifecycle.archive import archive_candidates
-    from tether.lifecycle.cleanup import cleanup_candidates
+    from tether.lifecycle.cleanup import META_CHECKED, cleanup_candidates
     from tether.lifecycle.housekeeping import maintain
+    from tether.lifecycle.passes import META_ARCHIVE_PASS, DuePasses
     from tether.notes.sync import FRESH_SECONDS
     from tether.resident.answers import SLICE_SECONDS
     from tether.store.base import Query
@@ -186,6 +187,7 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
 
     times: dict[str, list[float]] = {}
     counts: list[int] = []  # slices a watch pass took
+    pass_counts: list[int] = []  # slices the due passes took
 
     def note(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds * 1000)
@@ -225,6 +227,30 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
                 note("resident watch: a whole pass, in slices", time.perf_counter() - started)
                 note("resident watch: its longest slice", longest)
                 counts.append(slices)
+                # The periodic passes made due again: a session start in its own process runs them; one
+                # answered by the resident does not, and its quiet moments run them in slices.
+                for key in (META_ARCHIVE_PASS, META_CHECKED):
+                    ws.store.set_meta(key, "2000-01-01T00:00:00+00:00")
+                started = time.perf_counter()
+                maintain(ws, in_hook=True)
+                note("passes due: housekeeping, a hook process", time.perf_counter() - started)
+                for key in (META_ARCHIVE_PASS, META_CHECKED):
+                    ws.store.set_meta(key, "2000-01-01T00:00:00+00:00")
+                ws.passes_between_requests = True
+                started = time.perf_counter()
+                maintain(ws, in_hook=True)
+                note("passes due: housekeeping, resident", time.perf_counter() - started)
+                passes, longest, started = DuePasses(ws), 0.0, time.perf_counter()
+                while True:
+                    begun = time.perf_counter()
+                    done = passes.step(SLICE_SECONDS)
+                    longest = max(longest, time.perf_counter() - begun)
+                    if done:
+                        break
+                note("passes due: resident quiet moments, in slices", time.perf_counter() - started)
+                note("passes due: their longest slice", longest)
+                pass_counts.append(passes.slices)
+                ws.passes_between_requests = False
     finally:
         if saved is None:
             os.environ.pop("TETHER_HOME", None)
@@ -233,7 +259,10 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
     print(f"session start, where the time goes (in process, nothing new, {sessions} sessions; median ms):")
     for name, values in times.items():
         print(f"  {name:<44}{statistics.median(values):>8.1f}")
-    print(f"  (a watch pass took {statistics.median(counts):.0f} slices of {SLICE_SECONDS * 1000:.0f} ms)")
+    print(
+        f"  (a watch pass took {statistics.median(counts):.0f} slices of {SLICE_SECONDS * 1000:.0f} ms, "
+        f"the due passes {statistics.median(pass_counts):.0f})"
+    )
 
 
 def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid: int) -> None:
@@ -259,6 +288,8 @@ def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid:
         header = {"op": "hook", "agent": "claude", "event": event, "cwd": str(root), "length": len(raw)}
         return client.encode_header(header) + raw
 
+    done = [0] * 9  # requests answered, per client (each slot written by its own thread only)
+
     def worker(n: int) -> None:
         for i in range(per):
             try:
@@ -267,27 +298,34 @@ def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid:
                     errors.append(head.decode()[:200])
             except OSError as exc:
                 errors.append(repr(exc))
+            done[n] += 1
 
     def snapshot() -> tuple[float, int]:
         return float(status(root, env).get("rss_mib", 0)), len(os.listdir(f"/proc/{pid}/fd"))
 
     rss0, fds0 = snapshot()
     started = time.perf_counter()
-    marks: list[tuple[int, float, int]] = []
+    marks: list[tuple[int, float, int]] = []  # (requests answered, rss MiB, descriptors), once a second
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(9)]
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):
         time.sleep(1.0)
         rss, fds = snapshot()
-        marks.append((len(marks), rss, fds))
+        marks.append((sum(done), rss, fds))
     took = time.perf_counter() - started
     rss1, fds1 = snapshot()
-    rss_path = ", ".join(f"{r:.0f}" for _, r, _ in marks[:: max(1, len(marks) // 8)])
     print(
         f"soak: {per * 9} requests from 9 clients in {took:.1f} s ({per * 9 / took:.0f}/s), errors {len(errors)}; "
-        f"rss {rss0:.1f} -> {rss1:.1f} MiB (every ~1/8: {rss_path}); descriptors {fds0} -> {fds1}"
+        f"rss {rss0:.1f} -> {rss1:.1f} MiB; descriptors {fds0} -> {fds1}"
     )
+    # RSS by requests answered, at each tenth of the soak: a leak climbs to the end, a warm-up levels off.
+    tenths = []
+    for k in range(1, 11):
+        mark = next((m for m in marks if m[0] >= per * 9 * k // 10), marks[-1] if marks else None)
+        if mark is not None:
+            tenths.append(f"{mark[0] // 1000}k {mark[1]:.1f}")
+    print(f"  rss MiB by requests answered: start {rss0:.1f}, " + ", ".join(tenths))
     for error in errors[:5]:
         print("  error:", error)
 

@@ -25,7 +25,7 @@ from tether.adapters.hooks.session import session_state
 from tether.lifecycle.housekeeping import maintain, refresh_repo
 from tether.model.memory import Memory
 from tether.notes.format import read as read_note
-from tether.store.base import Event
+from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
 
@@ -315,6 +315,59 @@ def test_a_session_start_counts_cleanup_candidates_at_most_every_six_hours(
     clock.advance(hours=6)
     hint = lifecycle.cleanup_hint(lws, in_hook=True)
     assert hint is not None and "10 of 32 memories look stale" in hint
+
+
+def run_in_slices(ws: Workspace, chunk: int = 200) -> int:
+    """The due passes as the resident process runs them between requests; the slices it took."""
+    from tether.lifecycle.passes import DuePasses
+
+    passes = DuePasses(ws, chunk=chunk)
+    while not passes.step(0.0):  # the smallest slice there is: one part at a time
+        assert passes.slices < 10_000
+    return passes.slices
+
+
+def test_in_the_resident_a_session_start_leaves_the_due_passes_to_its_quiet_moments(
+    repo: Path, lws: Workspace, clock: Clock
+) -> None:
+    groups = _stale_project(repo, lws, clock)
+    _session(lws, 20)
+    ignored = lws.add("Upload quotas are per tenant", files=[UPLOAD]).memory
+    surface_over(lws, clock, ignored, times=7, days=50)
+    lws.passes_between_requests = True  # what the resident process sets on its workspace
+    start = maintain(lws, in_hook=True)
+    assert start.archived == [] and start.hints == []  # both passes are due, and neither ran here
+    assert lws.get(ignored.id).status == "active"
+
+    assert run_in_slices(lws) > 3  # in parts: a request between two parts waits for one part only
+    assert lws.get(ignored.id).status == "archived"
+    assert run_in_slices(lws) == 1  # nothing is due any more: one look
+    hints = maintain(lws, in_hook=True).hints  # the next session start says what they found, once
+    assert any("archived 1 memory that was" in h for h in hints)
+    assert any("10 of 32 memories look stale after 20 sessions" in h for h in hints)
+    assert groups["dead"][0].id in " ".join(hints) or groups["dead"][1].id in " ".join(hints)
+    assert maintain(lws, in_hook=True).hints == []
+
+
+def test_the_passes_in_slices_find_what_one_pass_finds(repo: Path, lws: Workspace, clock: Clock) -> None:
+    from tether.lifecycle import passes
+
+    _stale_project(repo, lws, clock)
+    _session(lws, 20)
+    for n in range(3):
+        surface_over(lws, clock, lws.add(f"Ignored upload rule {n}", files=[UPLOAD]).memory, times=7, days=50)
+    expected_archived = {m.id for m, _ in lifecycle.archive_candidates(lws)}
+    expected_stale = [c.memory.id for c in lifecycle.cleanup_candidates(lws)]
+    run_in_slices(lws, chunk=4)  # parts of 4 memories over ~40: a pass in many parts
+    archived = {m.id for m in lws.find(lifecycle_query("archived"))}
+    assert archived == expected_archived and len(archived) == 3
+    (hint,) = [h for h in passes.take_hints(lws) if "look stale" in h]
+    worst = [c.memory.id for c in lifecycle.cleanup_candidates(lws)][:3]
+    assert all(mid in hint for mid in worst) and set(worst) <= set(expected_stale)
+
+
+def lifecycle_query(status: str) -> Query:
+    return Query(status=(status,), scope="project")
 
 
 def test_cleanup_hint_needs_thirty_active(lws: Workspace, clock: Clock) -> None:

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +16,9 @@ from tether.repo.cochange import MAX_COMMIT_FILES
 from tether.repo.git import Change, Commit, blob_id, collapse_renames, list_work_tree
 from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import bigrepo
 
 
 @pytest.fixture(autouse=True)
@@ -631,3 +637,183 @@ def test_work_tree_names_the_blob_only_of_files_git_finds_unmodified(repo: Repo)
         "staged.py": repo.git("rev-parse", ":staged.py"),  # the index's blob is the work tree's
     }
     assert tree.clean["staged.py"] == blob_id(b"2\n") and tree.object_format == "sha1"
+
+
+# -- a long read saved part way: where it stopped, what is left, and a killed build continuing ----------
+
+
+def test_a_watermark_names_exactly_what_is_left_at_every_stop(repo: Repo) -> None:
+    """Merges, two branches side by side, a root of its own: stopped after any prefix of the stream, the
+    tips it leaves make `git rev-list` list exactly the commits the stream has not given yet."""
+    from tether.repo.git import stream_commits
+    from tether.repo.watermark import Watermark
+
+    repo.touch("a.py")
+    fork = repo.touch("a.py", "b.py")
+    repo.git("checkout", "-q", "-b", "side")
+    for _ in range(3):
+        repo.touch("s.py")
+    repo.git("checkout", "-q", "main")
+    for _ in range(3):
+        repo.touch("a.py")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    repo.git("checkout", "-q", "-b", "late", fork)
+    repo.touch("l.py")
+    repo.git("checkout", "-q", "main")
+    repo.touch("b.py")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge late", "late")
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.git("rm", "-rfq", ".")
+    repo.touch("o.py")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--allow-unrelated-histories", "-m", "merge other", "other")
+    head = repo.git("rev-parse", "HEAD")
+
+    stream = list(stream_commits(repo.path, [head]))
+    assert len(stream) == int(repo.git("rev-list", "--count", head)) and sum(c.merge for c in stream) == 3
+    widest = 0
+    for stop in range(len(stream) + 1):
+        mark = Watermark()
+        for commit in stream[:stop]:
+            mark.advance(commit.sha, commit.parents)
+        widest = max(widest, len(mark.tips))
+        left = repo.git("rev-list", *mark.revs(head), "--").split()
+        assert sorted(left) == sorted(c.sha for c in stream[stop:]), stop
+        assert Watermark.decode(mark.encode()) == mark
+    assert widest >= 2  # some stops had two lines of history open
+
+
+def full_dump(rm: RepoMap) -> tuple[object, ...]:
+    """Everything a refresh writes, by path (ids are the store's own business), without its clock."""
+    conn = rm.tables.conn
+    fan = conn.execute("SELECT path, fan_in FROM repomap_paths WHERE fan_in > 0 ORDER BY path").fetchall()
+    imports = conn.execute("SELECT path, digest, specs FROM repomap_imports ORDER BY path").fetchall()
+    state = {k: v for k, v in rm.tables.state().items() if k not in ("refreshed_at_ns", "head_stamp")}
+    return (*dump(rm), fan, imports, state)
+
+
+def test_saving_after_every_commit_ends_where_one_write_does(repo: Repo, tmp_path: Path) -> None:
+    repo.commit(PROJECT)
+    for n in range(4):
+        repo.touch("src/app/core.py", "src/app/util.py")
+        repo.touch("web/lib.ts", "web/view.ts", f"web/n{n}.ts")
+    repo.git("mv", "src/app/util.py", "src/app/tools.py")
+    repo.commit()
+    repo.git("checkout", "-q", "-b", "side", "HEAD~3")
+    repo.touch("src/app/api.py", "web/side.ts")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    repo.touch("src/app/tools.py", "src/app/api.py")
+
+    whole = open_map(repo.path, tmp_path / "whole.db")
+    saved = open_map(repo.path, tmp_path / "saved.db")
+    assert whole.refresh() == saved.refresh(checkpoint=1)
+    assert full_dump(saved) == full_dump(whole)
+
+
+# A build in its own process, saving every `argv[3]` commits; prints what its refresh reports.
+BUILD = (
+    "import json, sqlite3, sys; from pathlib import Path; from tether.repo.map import RepoMap;"
+    "from tether.store.sqlite.repomap import RepoMapTables;"
+    "conn = sqlite3.connect(sys.argv[2], timeout=60);"
+    "r = RepoMap(Path(sys.argv[1]), RepoMapTables(conn)).refresh(checkpoint=int(sys.argv[3]));"
+    "print(json.dumps([r.renames, r.new_commits, r.rebuilt]))"
+)
+
+
+def saved_mark(db: Path) -> str | None:
+    conn = sqlite3.connect(db, timeout=60)
+    try:
+        row = conn.execute("SELECT value FROM repomap_state WHERE key = 'partial'").fetchone()
+        return str(row[0]) if row else None
+    finally:
+        conn.close()
+
+
+def build_or_kill(root: Path, db: Path, checkpoint: int, kill: bool) -> tuple[str | None, list[Any] | None]:
+    """Run a build in a real process. With `kill`, SIGKILL it as soon as it has saved a part of its own
+    (the watermark it left, None); when it finishes first, or without `kill`, what it reported."""
+    before = saved_mark(db)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(root), str(db), str(checkpoint)], stdout=subprocess.PIPE, text=True
+    )
+    while kill and proc.poll() is None:
+        mark = saved_mark(db)
+        if mark is not None and mark != before:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=60)
+            return saved_mark(db), None
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    return None, json.loads(out)
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    """1,200 commits over ~150 files (with renames, a delete, import lines), and a merged side branch."""
+    root = tmp_path / "gen"
+    bigrepo.generate(root, commits=1_200, files=150)
+    side = Repo.__new__(Repo)
+    side.path, side.clock = root, 1_700_000_000
+    listed = sorted(p for p in side.git("ls-files").split() if p.endswith(".py"))
+    side.git("checkout", "-q", "-b", "side", "HEAD~300")
+    side.touch(*listed[:2])
+    side.touch(*listed[:2])
+    side.git("checkout", "-q", "main")
+    side.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    return root
+
+
+def wal_map(root: Path, db: Path) -> RepoMap:
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")  # the test reads the builder's saves while it writes
+    migrate_repomap(conn)
+    return RepoMap(root, RepoMapTables(conn))
+
+
+def test_a_killed_first_build_continues_where_it_stopped(generated: Path, tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    rm = wal_map(generated, db)
+    stops = []
+    while len(stops) < 3:  # killed three times, each time right after a save of its own
+        mark, report = build_or_kill(generated, db, 100, kill=True)
+        if mark is None:
+            break
+        stops.append(mark)
+    assert len(stops) >= 1, "every build finished before it could be killed"
+    assert not RepoMap(generated, rm.tables).built()
+    left = rm.backlog()
+    assert 0 < left < 1_202  # part is counted; the rest is what is left
+    _, report = build_or_kill(generated, db, 100, kill=False)
+    assert report is not None
+    renames, read, rebuilt = report
+    assert (renames, read, rebuilt) == ([], left, True)  # continued, still a build from nothing
+    assert RepoMap(generated, rm.tables).built() and rm.backlog() == 0
+
+    clean = wal_map(generated, tmp_path / "clean.db")
+    assert clean.refresh().rebuilt
+    assert full_dump(rm) == full_dump(clean)
+
+
+def test_a_killed_refresh_after_a_pull_reports_every_rename_once_it_completes(
+    generated: Path, tmp_path: Path
+) -> None:
+    top = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=generated, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1000"], cwd=generated, check=True)
+    db, whole_db = tmp_path / "index.db", tmp_path / "whole.db"
+    rm, whole = wal_map(generated, db), wal_map(generated, whole_db)
+    rm.refresh()
+    whole.refresh()
+    subprocess.run(["git", "reset", "-q", "--hard", top], cwd=generated, check=True)  # a pull of 1,000
+    expected = whole.refresh()
+    assert len(expected.renames) >= 2
+
+    mark, _ = build_or_kill(generated, db, 50, kill=True)
+    assert mark is not None, "the refresh finished before it could be killed"
+    assert RepoMap(generated, rm.tables).built() and 0 < rm.backlog() < expected.new_commits
+    _, report = build_or_kill(generated, db, 50, kill=False)
+    assert report is not None
+    assert [[old, new] for old, new in expected.renames] == report[0] and report[2] is False
+    assert full_dump(rm) == full_dump(whole)

@@ -370,6 +370,46 @@ def test_what_searches_keep_follows_writes_edits_and_rebuilds(repo: Path, home: 
         answers.close()
 
 
+def test_between_requests_the_due_passes_run_and_a_session_start_does_not(repo: Path, home: Path) -> None:
+    # A session start used to run the archive pass and the cleanup count itself when due (6 h): up to a
+    # second at 10k memories, on that one session start. Here the quiet moments run them.
+    from datetime import timedelta
+
+    from tether.lifecycle.passes import META_HINTS
+    from tether.model.timestamps import utcnow
+    from tether.resident.answers import Answers
+    from tether.store.base import Event
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ignored = ws.add("Upload quotas are per tenant").memory.id
+        now = utcnow()
+        ws.store.record(
+            Event(ignored, "surfaced", now - timedelta(days=50 - 8 * n), "s", n) for n in range(7)
+        )
+    answers = Answers(repo, home, watch_seconds=0.0)
+
+    def session_start(session: str) -> str:
+        payload = {"session_id": session, "cwd": str(repo), "hook_event_name": "SessionStart"}
+        _, body = answers.hook({"agent": "claude", "event": "SessionStart"}, json.dumps(payload).encode())
+        return body.decode()
+
+    def status() -> str:
+        return answers.workspace(repo).get(ignored).status
+
+    try:
+        assert "archived" not in session_start("one") and status() == "active"  # due, and not run here
+        for _ in range(500):
+            answers.idle()
+            if answers.workspace(repo).store.get_meta(META_HINTS):
+                break  # the passes are done and left their hint
+        assert status() == "archived"
+        assert "archived 1 memory that was shown 6+ times" in session_start("two")  # said once
+        assert "archived 1 memory" not in session_start("three")
+    finally:
+        answers.close()
+
+
 def test_a_quiet_moment_opens_the_project_and_remakes_what_a_write_dropped(repo: Path, home: Path) -> None:
     from tether.resident.answers import Answers
     from tether.store.sqlite.store import SQLiteStore
@@ -391,6 +431,29 @@ def test_a_quiet_moment_opens_the_project_and_remakes_what_a_write_dropped(repo:
         assert [r.memory.summary for r in answers.workspace(repo).search("ship deploys")][:1] == [
             "Deploys go through make ship"
         ]
+    finally:
+        answers.close()
+
+
+def test_commands_answered_here_leave_nothing_behind(repo: Path, home: Path) -> None:
+    # Regression: a new StringIO per command, kept alive by click's stream cache, grew the process for ever.
+    import gc
+    import io
+
+    from tether.resident.answers import Answers
+
+    answers = Answers(repo, home, watch_seconds=3600.0)
+
+    def streams_after(commands: int) -> int:
+        for _ in range(commands):
+            _, body = answers.cli({"argv": ["search", "upload retry"], "cwd": str(repo), "env": {}})
+            answer = client._command_answer(body)
+            assert answer is not None and answer[0] == 0
+        gc.collect()
+        return sum(type(o) is io.StringIO for o in gc.get_objects())  # not isinstance: no lazy module wakes
+
+    try:
+        assert streams_after(3) == streams_after(30)
     finally:
         answers.close()
 

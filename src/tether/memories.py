@@ -82,6 +82,9 @@ class Memories:
         cwd: Path,
         clock: Callable[[], datetime],
     ) -> None:
+        # Set by the resident process: its quiet moments run the due lifecycle passes
+        # (`tether.lifecycle.passes`), so a session start it answers does not.
+        self.passes_between_requests = False
         self.paths = paths
         self.store = store
         self.embedders = embedders

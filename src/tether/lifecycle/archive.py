@@ -78,9 +78,10 @@ def lifecycle_pool(ws: Memories) -> list[Memory]:
     return [m for m in ws.find(Query(status=("active",), scope="project")) if not m.pinned]
 
 
-def archive_candidates(ws: Memories) -> list[tuple[Memory, Streak]]:
-    """Active, unpinned project memories shown 6+ times over 45+ days since anyone last acted on them."""
-    pool = lifecycle_pool(ws)
+def archive_candidates(ws: Memories, among: list[Memory] | None = None) -> list[tuple[Memory, Streak]]:
+    """Active, unpinned project memories (of `among`, a part of `lifecycle_pool`, when given) shown 6+
+    times over 45+ days since anyone last acted on them."""
+    pool = lifecycle_pool(ws) if among is None else among
     telemetry = ws.store.telemetry([m.id for m in pool])
     out = []
     for memory in pool:
@@ -93,12 +94,23 @@ def archive_candidates(ws: Memories) -> list[tuple[Memory, Streak]]:
     return out
 
 
+def archive_ignored(ws: Memories, memory: Memory, streak: Streak) -> Memory:
+    reason = f"ignored: shown {streak.count} times over {streak.days:.0f} days, never acted on"
+    return ws.archive(memory.id, reason=reason)
+
+
 def archive_pass(ws: Memories) -> list[Memory]:
     """Soft-archive every ignored memory (session start, `tether maintain`). Reversible: `tether restore`."""
-    archived = []
-    for memory, streak in archive_candidates(ws):
-        reason = f"ignored: shown {streak.count} times over {streak.days:.0f} days, never acted on"
-        archived.append(ws.archive(memory.id, reason=reason))
+    archived = [archive_ignored(ws, memory, streak) for memory, streak in archive_candidates(ws)]
     if archived:
         ws.log(f"archived {len(archived)} ignored memories: {', '.join(m.id for m in archived)}")
     return archived
+
+
+def archived_hint(archived: list[Memory]) -> str:
+    """What a session start says about memories the pass archived."""
+    return (
+        f"tether: archived {len(archived)} "
+        + ("memory that was" if len(archived) == 1 else "memories that were")
+        + " shown 6+ times over 45+ days and never used (`tether list --archived`, `tether restore ID`)."
+    )

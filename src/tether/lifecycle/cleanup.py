@@ -70,8 +70,16 @@ def cleanup_candidates(ws: Memories) -> list[Candidate]:
     Ranked by `score` = idle days / 30 + showings since the last use + 6 for a dead reference; pinned
     memories never appear.
     """
+    return ranked(stale_among(ws, lifecycle_pool(ws)))
+
+
+def ranked(candidates: list[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: (-c.score, c.memory.created, c.memory.id))
+
+
+def stale_among(ws: Memories, pool: list[Memory]) -> list[Candidate]:
+    """The candidates among `pool` (a part of `lifecycle_pool`), unranked."""
     now = ws.clock()
-    pool = lifecycle_pool(ws)
     telemetry = ws.store.telemetry([m.id for m in pool])
     # The pool's own dead references (a candidate is in the pool): one read of the memories, not two.
     dead = {m.id: files for m, files in dead_refs(ws, among=pool)}
@@ -94,7 +102,6 @@ def cleanup_candidates(ws: Memories) -> list[Candidate]:
             continue
         score = idle / IDLE_DAYS_PER_POINT + unanswered + (DEAD_REF_WEIGHT if memory.id in dead else 0.0)
         out.append(Candidate(memory, reasons, idle, unanswered, memory.id in dead, score))
-    out.sort(key=lambda c: (-c.score, c.memory.created, c.memory.id))
     return out
 
 
@@ -110,6 +117,23 @@ def cleanup_hint(ws: Memories, *, in_hook: bool = False) -> str | None:
     counts, then the candidates: every memory's telemetry and files). `in_hook` (a session start): the
     candidates are counted at most every `CHECK_EVERY`; the counts still run every time.
     """
+    check = hint_check(ws, in_hook=in_hook)
+    if check is None:
+        return None
+    return hint_from(ws, check, cleanup_candidates(ws), in_hook=in_hook)
+
+
+@dataclass(frozen=True)
+class HintCheck:
+    """The cheap half of the hint's conditions, met: the candidates are to be counted."""
+
+    marker: str
+    sessions: int
+    active: int
+
+
+def hint_check(ws: Memories, *, in_hook: bool) -> HintCheck | None:
+    """Whether the candidates need counting for the hint (two counts and a few keys), or None."""
     marker = _pass_marker(ws)
     if ws.store.get_meta(META_HINTED) == (marker or "never"):
         return None
@@ -120,12 +144,17 @@ def cleanup_hint(ws: Memories, *, in_hook: bool = False) -> str | None:
     active = sum(ws.store.count(Query(status=("active",), scope=s)) for s in ("project", "user"))
     if active < CLEANUP_MIN_ACTIVE:
         return None
-    now = ws.clock()
-    if in_hook and not due(ws.store.get_meta(META_CHECKED), now, CHECK_EVERY):
+    if in_hook and not due(ws.store.get_meta(META_CHECKED), ws.clock(), CHECK_EVERY):
         return None  # counted within CHECK_EVERY and too few: staleness moves in days, not minutes
-    candidates = cleanup_candidates(ws)
+    return HintCheck(marker, sessions, active)
+
+
+def hint_from(ws: Memories, check: HintCheck, found: list[Candidate], *, in_hook: bool) -> str | None:
+    """The hint, given the candidates counted after `check` (once: it is marked given)."""
+    marker, sessions, active = check.marker, check.sessions, check.active
+    candidates = ranked(found)
     if in_hook:
-        ws.store.set_meta(META_CHECKED, iso(now))
+        ws.store.set_meta(META_CHECKED, iso(ws.clock()))
     if len(candidates) < CLEANUP_MIN_CANDIDATES:
         return None
     with ws.store.transaction():

@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from tether.lifecycle.reanchor import Reanchored, reanchor
 from tether.memories import Memories
 from tether.model.memory import Memory
-from tether.model.timestamps import due
-from tether.repo.map import Progress
 from tether.store.base import Event, Query
+
+if TYPE_CHECKING:
+    from tether.repo.refresh import Progress
 
 
 @dataclass
@@ -123,18 +124,19 @@ def refresh_repo(
 # A hook skips the repo refresh when one finished this recently at the same HEAD (the resident process
 # refreshes every 15 s between requests): a session start then pays two git calls, not a listing.
 REPO_FRESH_SECONDS = 30.0
-# A session start runs the soft-archive pass at most this often: it reads every memory's telemetry (220 ms
-# at 10k memories) for a rule measured in weeks (6 showings over 45 days). `tether maintain` always runs it.
-ARCHIVE_EVERY = timedelta(hours=6)
-META_ARCHIVE_PASS = "archive.last_hook_pass"
 
 
 def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
     """Everything session start does, as a report (also `tether maintain`); `in_hook`: see `refresh_repo`.
 
-    Each pass is independent: one that fails is logged and the others still run, so a problem in, say,
-    a rule file never costs the agent its pinned memories."""
+    A session start runs the periodic passes (archive, the cleanup count) only when due, and not at all in
+    the resident process, whose quiet moments run them (`tether.lifecycle.passes`); it says what they
+    found there since. Each pass is independent: one that fails is logged and the others still run, so a
+    problem in, say, a rule file never costs the agent its pinned memories."""
+    from tether.lifecycle.passes import META_ARCHIVE_PASS, archive_due, take_hints
+
     report = Housekeeping()
+    elsewhere = in_hook and ws.passes_between_requests
 
     def repo() -> None:
         refreshed = refresh_repo(ws, in_hook=in_hook)
@@ -144,8 +146,9 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
         from tether.lifecycle.archive import archive_pass
 
         now = ws.clock()
-        if in_hook and not due(ws.store.get_meta(META_ARCHIVE_PASS), now, ARCHIVE_EVERY):
-            return  # a session start ran it within ARCHIVE_EVERY: its 45-day rule cannot care
+        if elsewhere or (in_hook and not archive_due(ws)):
+            return  # a session start ran it within ARCHIVE_EVERY (its 45-day rule cannot care), or the
+            # resident process runs it between requests
         report.archived = archive_pass(ws)
         if in_hook:
             ws.store.set_meta(META_ARCHIVE_PASS, now.isoformat())
@@ -158,7 +161,9 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
     def cleanup() -> None:
         from tether.lifecycle.cleanup import cleanup_hint
 
-        hint = cleanup_hint(ws, in_hook=in_hook)
+        if in_hook:
+            report.hints += take_hints(ws)  # what the passes found between requests
+        hint = None if elsewhere else cleanup_hint(ws, in_hook=in_hook)
         if hint:
             report.hints.append(hint)
 
@@ -182,12 +187,9 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
             "are about their files now (`tether list --dead-anchors`).",
         )
     if report.archived:
-        report.hints.insert(
-            0,
-            f"tether: archived {len(report.archived)} "
-            + ("memory that was" if len(report.archived) == 1 else "memories that were")
-            + " shown 6+ times over 45+ days and never used (`tether list --archived`, `tether restore ID`).",
-        )
+        from tether.lifecycle.archive import archived_hint
+
+        report.hints.insert(0, archived_hint(report.archived))
     return report
 
 

@@ -5,8 +5,9 @@ pull of thousands of commits, as long. So a hook reads history in process only w
 (`HOOK_MAX_COMMITS`: a small project's first build too), and otherwise starts `tether repomap --if-idle` detached and answers from what exists (the notes' text search,
 the map as it was). One build per checkout: the builder holds `index.db.repomap-lock` while it works (a
 second one exits at once), and a starter stamps `index.db.repomap-starting` so hooks racing in the second
-before the builder takes its lock start only one. A killed build wrote nothing (the map is written in one
-transaction at its end), releases its lock with its death, and the next hook or command starts it over.
+before the builder takes its lock start only one. A killed build keeps what it saved (its read of history is
+saved every 5,000 commits, `tether.repo.refresh`), releases its lock with its death, and the next hook or
+command starts one that continues from that save.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from tether.store.base import CoChangeWrite
 # Commits touching more files are sweeps (reformatting, license headers, vendoring, mass renames):
 # they would pair every file with every other one, drowning the real couplings, and cost n² pairs.
 MAX_COMMIT_FILES = 30
+# Bump when the counting rules change: an index built under other rules is rebuilt at the next refresh.
+REPOMAP_VERSION = "1"
 
 
 @dataclass

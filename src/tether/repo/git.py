@@ -6,6 +6,8 @@ another git command needs.
 
     >>> parse_log(["\x01abc", "M", "src/a.py"])[0].changes
     (Change(status='M', path='src/a.py', old=None),)
+
+A revision range is a list of git revisions (`["HEAD", "^a1b2c3"]`: HEAD's history without a1b2c3's).
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ class Commit:
     sha: str
     changes: tuple[Change, ...]
     size: int  # files touched, counted before narrowing to the map's root
+    parents: tuple[str, ...] = ()
+
+    @property
+    def merge(self) -> bool:
+        """A merge: streamed (so a build knows how far it read) but never counted, and without changes."""
+        return len(self.parents) > 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,9 +85,14 @@ def _finish(
 def probe(root: Path) -> tuple[str, str | None] | None:
     """(prefix of root inside the work tree, HEAD or None for an empty repo), or None outside git."""
     try:
-        proc = git(root, "rev-parse", "--show-prefix", check=False)
+        # One process in the common case (a repository with commits): the prefix's line, then HEAD's.
+        both = git(root, "rev-parse", "--show-prefix", "HEAD^{commit}", check=False)
     except TetherError:
         return None  # no git binary: treat as a plain directory
+    lines = both.stdout.decode().split("\n")
+    if both.returncode == 0 and len(lines) >= 2 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", lines[1]):
+        return lines[0].strip(), lines[1]
+    proc = git(root, "rev-parse", "--show-prefix", check=False)
     if proc.returncode != 0:
         return None
     prefix = proc.stdout.decode().strip()
@@ -215,31 +228,33 @@ def blob_id(data: bytes, object_format: str = "sha1") -> str:
     return h.hexdigest()
 
 
-def read_commits(root: Path, rev_range: str, prefix: str = "") -> list[Commit]:
-    """Non-merge commits in `rev_range`, oldest first (parents before children), with their files."""
+def read_commits(root: Path, revs: Sequence[str], prefix: str = "") -> list[Commit]:
+    """Non-merge commits of `revs`, oldest first (parents before children), with their files."""
     try:
-        return list(stream_commits(root, rev_range, prefix))
+        return [c for c in stream_commits(root, revs, prefix) if not c.merge]
     except HistoryRestarted:
-        return list(stream_without_renames(root, rev_range, prefix))
+        return [c for c in stream_without_renames(root, revs, prefix) if not c.merge]
 
 
-def stream_commits(root: Path, rev_range: str, prefix: str = "") -> Iterator[Commit]:
-    """`read_commits` as a stream: one `git log`, parsed while git is still writing it (on a 20k-commit
-    history git and this parser then share the time instead of adding it up), memory bounded by a chunk.
+def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
+    """The commits of `revs`, merges included (with no changes), oldest first: one `git log`, parsed
+    while git is still writing it (on a 20k-commit history git and this parser then share the time
+    instead of adding it up), memory bounded by a chunk. Merges are there for their parents: a reader
+    that stops part way knows exactly which commits it has seen (`tether.repo.watermark`).
 
     Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
     its largest objects) some are absent and `git log -M` fails. Then history is read without rename
     detection (`HistoryRestarted` first tells the consumer to drop what it was given): co-change still
     works, renames show as a delete plus an add."""
     try:
-        yield from _stream(root, rev_range, prefix, renames=True)
+        yield from _stream(root, revs, prefix, renames=True)
     except _RenamesFailed:
         raise HistoryRestarted() from None
 
 
-def stream_without_renames(root: Path, rev_range: str, prefix: str = "") -> Iterator[Commit]:
+def stream_without_renames(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
     """`stream_commits` with rename detection off (after `HistoryRestarted`)."""
-    yield from _stream(root, rev_range, prefix, renames=False)
+    yield from _stream(root, revs, prefix, renames=False)
 
 
 class HistoryRestarted(Exception):
@@ -254,19 +269,12 @@ _CHUNK = 1 << 20
 _BOUNDARY = "\0\x01"  # NUL then the next commit's \x01 marker: everything before it is whole commits
 
 
-def _stream(root: Path, rev_range: str, prefix: str, *, renames: bool) -> Iterator[Commit]:
+def _stream(root: Path, revs: Sequence[str], prefix: str, *, renames: bool) -> Iterator[Commit]:
     detect = "-M" if renames else "--no-renames"
-    args = [
-        "log",
-        "--no-merges",
-        "--topo-order",
-        "--reverse",
-        detect,
-        "--name-status",
-        "-z",
-        "--format=%x01%H",
-    ]
-    cmd, env = _command(root, [*args, rev_range, "--"])
+    # Merges are listed (git log shows no changes for them unless asked with -m, -c or --cc) for their
+    # parents; a reader skips them as `--no-merges` would.
+    args = ["log", "--topo-order", "--reverse", detect, "--name-status", "-z", "--format=%x01%H %P"]
+    cmd, env = _command(root, [*args, *revs, "--"])
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
@@ -294,16 +302,18 @@ def _stream(root: Path, rev_range: str, prefix: str, *, renames: bool) -> Iterat
                 raise _RenamesFailed()
             err.seek(0)
             message = err.read().decode(errors="replace").strip()
-            raise TetherError(f"`git {' '.join(args)} {rev_range}` failed in {root}: {message}")
+            shown = " ".join(revs[:3]) + (" ..." if len(revs) > 3 else "")
+            raise TetherError(f"`git {' '.join(args)} {shown}` failed in {root}: {message}")
         if rest:
             yield from parse_log(rest.split("\0"), prefix)
 
 
 def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
-    """Parse `git log -z --name-status --format=%x01%H` split on NUL. Paths outside `prefix` (the map's
+    """Parse `git log -z --name-status --format=%x01%H %P` split on NUL. Paths outside `prefix` (the map's
     root inside the work tree) are dropped, and a rename across that border is an add or a delete."""
     commits: list[Commit] = []
     sha: str | None = None
+    parents: tuple[str, ...] = ()
     changes: list[Change] = []
     size = 0
 
@@ -319,8 +329,9 @@ def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
         i += 1
         if token.startswith("\x01"):
             if sha is not None:
-                commits.append(Commit(sha, tuple(changes), size))
-            sha, changes, size = token[1:].strip(), [], 0
+                commits.append(Commit(sha, tuple(changes), size, parents))
+            sha, *rest = token[1:].split() or [""]
+            parents, changes, size = tuple(rest), [], 0
             continue
         status = token.lstrip("\n")
         if sha is None or not (status in _LETTERS or _STATUS.fullmatch(status)):
@@ -342,7 +353,7 @@ def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
                 changes.append(Change(letter, path))
         size += 1
     if sha is not None:
-        commits.append(Commit(sha, tuple(changes), size))
+        commits.append(Commit(sha, tuple(changes), size, parents))
     return commits
 
 

@@ -195,13 +195,25 @@ class _Resolver:
         for f in self.files:
             if f.endswith(".go") and not f.endswith("_test.go"):
                 self.go_packages[posixpath.dirname(f)].append(f)
+        self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
+        # An absolute Python spec names the same file from every importer unless a name it looks up has
+        # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
+        # are absolute, and each module is imported by several files.
+        self._absolute: dict[str, str | None] = {}
 
     def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
         lang = language_of(path)
-        resolve = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}.get(lang or "")
+        resolve = self._resolvers.get(lang or "")
         if resolve is None:
             return set()
         out: set[str] = set()
+        if lang == "python":
+            absolute = self._absolute
+            for spec in file_specs:
+                target = absolute[spec] if spec in absolute else self._python(path, spec)
+                if target is not None:
+                    out.add(target)
+            return out
         for spec in file_specs:
             target = resolve(path, spec)
             if target is not None:
@@ -228,13 +240,15 @@ class _Resolver:
     def _python(self, importer: str, spec: str) -> str | None:
         module, _, name = spec.partition(":")
         if not module.startswith("."):
-            if not name:
-                return self._py_module(module, importer)
-            if name != "*":
-                found = self._py_module(f"{module}.{name}", importer)
+            looked = (module,) if not name or name == "*" else (f"{module}.{name}", module)
+            found = None
+            for candidate in looked:
+                found = self._py_module(candidate, importer)
                 if found:
-                    return found
-            return self._py_module(module, importer)
+                    break
+            if all(len(self.py_modules.get(n, ())) <= 1 for n in looked):
+                self._absolute[spec] = found  # the same from every importer
+            return found
         level = len(module) - len(module.lstrip("."))
         base = posixpath.dirname(importer)
         for _ in range(level - 1):

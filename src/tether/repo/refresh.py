@@ -1,0 +1,334 @@
+"""Bringing the repo map up to date (DESIGN §3): files, renames, co-change and fan-in, from git and the work tree.
+
+History is one streamed `git log`, counted as it arrives, while a thread lists the files and reads the import
+lines of those whose content changed (`tether.repo.sources`). A long read (a first build, a pull of
+thousands of commits) is saved every `CHECKPOINT_COMMITS` commits with how far it got (its watermark,
+`tether.repo.watermark`): a build that is killed continues from its last save, not from nothing. Files and
+fan-in are written with the last part, in one short transaction (hooks writing their session state wait
+for milliseconds, not for the build).
+
+    report = Refresh(root, tables).run()        # what `RepoMap.refresh` does
+
+The state it keeps (`RepoMapStore.state()`): `last_commit` when history is read up to it; while a read is
+stopped part way, `partial` (the watermark's tips) instead, with `partial_scratch` when that read started from
+nothing (its renames are not reported: they may not have happened on this history) and `partial_renames`
+(the renames read so far, collapsed, reported when the read finishes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from tether.errors import TetherError
+from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
+from tether.repo.git import (
+    Change,
+    Commit,
+    HistoryRestarted,
+    WorkTree,
+    collapse_renames,
+    git,
+    head_stamp,
+    list_files,
+    list_work_tree,
+    stream_commits,
+    stream_without_renames,
+)
+from tether.repo.git import probe as git_probe
+from tether.repo.imports import fan_in as compute_fan_in
+from tether.repo.sources import scan_sources
+from tether.repo.watermark import Watermark
+from tether.store.base import CachedImports, RepoMapStore
+
+PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
+# Commits between saves of a long read: on the 20k-commit benchmark history a quarter of a second of work,
+# what a killed build loses at most. Saves cost (a pair met in several parts is written once per part):
+# every 2,000 commits made that build 1.07x one written once. Hooks read at most 200 commits, so they
+# never save part way.
+CHECKPOINT_COMMITS = 5000
+
+# (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
+Progress = Callable[[str, int, int | None], None]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RefreshReport:
+    renames: list[tuple[str, str]]  # (old, new), chains collapsed; apply as one mapping, not in sequence
+    new_commits: int  # non-merge commits read from git by this refresh
+    rebuilt: bool  # co-change was computed from scratch (first build, rewritten history, new rules)
+    files: int  # files that exist now
+
+
+class _Moved(Exception):
+    """Another refresh wrote the map since this one read its state: plan again from what it wrote."""
+
+
+@dataclass
+class _Plan:
+    """What one attempt reads, from the state it found."""
+
+    seen: tuple[str | None, str | None]  # (last_commit, partial) as read: unchanged at every save, or _Moved
+    mark: Watermark  # what is read already
+    revs: list[str] | None  # what is left to read (None: nothing)
+    clear: bool  # forget the stored history at the first write (a read from nothing)
+    scratch: bool  # history counted from nothing, by this read or the stopped one it continues
+    resumed: bool  # continues a read stopped part way
+    renames: list[tuple[str, str]] = field(default_factory=list)  # read and saved so far (not scratch)
+    saved: int = 0  # parts saved by this attempt
+
+
+@dataclass
+class _Part:
+    """The commits read since the last save, counted on the path ids they started from."""
+
+    ids: dict[str, int]
+    mark: Watermark
+    commits: list[Commit] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.counts = CoChangeCounts(dict(self.ids))
+
+    def add(self, commit: Commit) -> None:
+        self.commits.append(commit)
+        self.counts.add(commit)
+
+    def counted_on(self, ids: dict[str, int]) -> CoChangeCounts:
+        """The counts on `ids` (today's, when another refresh listed new files meanwhile)."""
+        if ids == self.ids:
+            return self.counts
+        counts = CoChangeCounts(ids)
+        for commit in self.commits:
+            counts.add(commit)
+        return counts
+
+
+class Refresh:
+    """One refresh of the map in `tables` for the checkout at `root` (see the module's docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        tables: RepoMapStore,
+        progress: Progress | None = None,
+        checkpoint: int = CHECKPOINT_COMMITS,
+    ) -> None:
+        self.root = root
+        self.tables = tables
+        self.progress = progress
+        self.checkpoint = max(1, checkpoint)
+
+    def run(self) -> RefreshReport:
+        started = time.time_ns()
+        stamp = head_stamp(self.root)
+        probe = git_probe(self.root)
+        in_git = probe is not None
+        prefix, head = probe if probe is not None else ("", None)
+        cached = self.tables.cached_imports()
+        # The file list and the import scan in a thread, while this one reads history: git ls-files and the
+        # scan of the changed files overlap the git log they do not depend on.
+        sources = _InThread(self._list_and_parse, in_git, cached)
+        self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
+        for _ in range(3):  # optimistic: another process may refresh between our read and our write
+            state = self.tables.state()
+            plan = self._plan(state, in_git, head)
+            try:
+                part, read = self._read(plan, head, prefix, sources)
+                if self.progress is not None:
+                    self.progress("writing", 0, None)
+                files, specs, import_rows, import_changed = sources.result()
+                with self.tables.write():
+                    self._check(plan)
+                    write = self._apply(plan, part)
+                    touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
+                    touched = touched or state.get("files_digest") != _digest(files)
+                    if touched:
+                        self.tables.set_files(files)
+                    self.tables.put_imports(import_rows)
+                    # The rows read at the start (a row another refresh added meanwhile is for a file it
+                    # listed, and is checked by its blob or stat before any use).
+                    self.tables.drop_imports(set(cached) - set(specs))
+                    if touched or import_changed:
+                        self._write_fan_in(set(files), specs)
+                    renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
+                    self.tables.set_state(
+                        {
+                            **self._base,
+                            "last_commit": head,
+                            "files_digest": _digest(files),
+                            "refreshed_at_ns": str(started),
+                            "head_stamp": stamp,
+                            "partial": None,
+                            "partial_scratch": None,
+                            "partial_renames": None,
+                        }
+                    )
+            except _Moved:
+                continue
+            return RefreshReport(renames, read, plan.scratch, len(files))
+        raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
+
+    # -- planning ---------------------------------------------------------------------------------
+
+    def _plan(self, state: dict[str, str], in_git: bool, head: str | None) -> _Plan:
+        seen = (state.get("last_commit"), state.get("partial"))
+        resumed = "partial" in state
+        mark = continue_from(self.root, state, self._base, head)
+        if mark is None:  # other rules or root, history rewritten: read it all again
+            revs = [head] if in_git and head is not None else None
+            return _Plan(seen, Watermark(), revs, clear=True, scratch=True, resumed=resumed)
+        revs = None if head is None or mark.tips == {head} else mark.revs(head)
+        scratch = resumed and state.get("partial_scratch") == "1"
+        plan = _Plan(seen, mark, revs, clear=False, scratch=scratch, resumed=resumed)
+        if resumed and not scratch:
+            plan.renames = [(str(a), str(b)) for a, b in json.loads(state.get("partial_renames") or "[]")]
+        return plan
+
+    # -- reading, with saves ------------------------------------------------------------------------
+
+    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: _InThread[Any]) -> tuple[_Part, int]:
+        """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
+        and the commits read in all."""
+        saved, read_saved = plan.mark, 0
+        part = _Part(self.tables.path_ids(), saved.copy())
+        if plan.revs is None or head is None:
+            return part, 0
+        streams = (stream_commits, stream_without_renames)
+        for stream in streams:
+            read = read_saved
+            try:
+                for commit in stream(self.root, saved.revs(head), prefix):
+                    part.mark.advance(commit.sha, commit.parents)
+                    if commit.merge:
+                        continue
+                    part.add(commit)
+                    read += 1
+                    if self.progress is not None and read % PROGRESS_EVERY == 0:
+                        self.progress("history", read, None)
+                    if len(part.commits) >= self.checkpoint and part.mark.savable():
+                        self._save(plan, part, sources)
+                        saved, read_saved = part.mark, read
+                        part = _Part(self.tables.path_ids(), saved.copy())
+            except HistoryRestarted:
+                # Rename detection failed part way (missing blobs): what was saved stands, the rest is
+                # read again without it.
+                part = _Part(self.tables.path_ids(), saved.copy())
+                continue
+            return part, read
+        raise AssertionError("unreachable: the stream without renames never restarts")
+
+    def _save(self, plan: _Plan, part: _Part, sources: _InThread[Any]) -> None:
+        """Write `part`'s counts and how far the read got, in one transaction."""
+        renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
+        with self.tables.write():
+            self._check(plan)
+            self._apply(plan, part)
+            if plan.saved == 0 and sources.done():
+                # The import scan's rows too, once: a continued build then reads no file again.
+                self.tables.put_imports(sources.result()[2])
+            mark = part.mark.encode()
+            self.tables.set_state(
+                {
+                    **self._base,
+                    "last_commit": None,
+                    "head_stamp": None,
+                    "partial": mark,
+                    "partial_scratch": "1" if plan.scratch else None,
+                    "partial_renames": json.dumps(renames) if renames else None,
+                }
+            )
+        plan.seen, plan.renames, plan.clear = (None, mark), renames, False
+        plan.saved += 1
+
+    def _check(self, plan: _Plan) -> None:
+        state = self.tables.state()
+        if (state.get("last_commit"), state.get("partial")) != plan.seen:
+            raise _Moved()
+
+    def _apply(self, plan: _Plan, part: _Part) -> Any:
+        if plan.clear:
+            self.tables.clear_history()
+        write = part.counted_on(self.tables.path_ids()).result()
+        self.tables.apply_cochange(write)
+        return write
+
+    # -- files and fan-in ----------------------------------------------------------------------------
+
+    def _write_fan_in(self, files: set[str], specs: dict[str, tuple[str, ...]]) -> None:
+        counts = compute_fan_in(files, specs)
+        stored = self.tables.fan_ins()
+        diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
+        self.tables.set_fan_ins(diff)
+
+    def _list_and_parse(
+        self, in_git: bool, cached: dict[str, CachedImports]
+    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
+        """The files that exist now, and `scan_sources` of them (in a thread: no store access)."""
+        tree = list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+        return (tree.files, *scan_sources(self.root, tree, cached))
+
+
+def continue_from(
+    root: Path, state: dict[str, str], base: dict[str, str], head: str | None
+) -> Watermark | None:
+    """What of HEAD's history the map in `state` has read already (nothing: an empty watermark), or None
+    when it must be read again from nothing: built under other rules (`base`: mode, prefix, version) or
+    from a history HEAD no longer contains (rebase, force-push, reset; a branch that lost its commits)."""
+    if any(state.get(key, "") != value for key, value in base.items()):
+        return None
+    mark = Watermark.decode(state.get("partial", state.get("last_commit")))
+    if head is None or not mark.tips:
+        return None if mark.tips or head is not None else mark
+    for tip in mark.tips:
+        if tip != head and git(root, "merge-base", "--is-ancestor", tip, head, check=False).returncode:
+            return None
+    return mark
+
+
+def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:
+    """`collapse_renames` over the renames collapsed so far (as one commit of simultaneous moves) and then
+    `commits`: the same pairs as over all the commits they came from."""
+    earlier = Commit("", tuple(Change("R", new, old) for old, new in renames), len(renames))
+    return collapse_renames([earlier, *commits])
+
+
+class _InThread(Generic[T]):
+    """`fn(*args)` run in a daemon thread; `result()` waits for it and returns or raises what it did.
+
+    The import scan reads files (the GIL is released while it waits on the disk) while the main thread
+    waits on `git log`'s pipe: on a large history the two overlap instead of adding up."""
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error was
+
+
+def _digest(files: list[str]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for f in files:
+        h.update(f.encode("utf-8", errors="surrogateescape") + b"\0")
+    return h.hexdigest()
