@@ -175,6 +175,18 @@ def endpoint(socket: str) -> tuple[str | tuple[str, int], str]:
     return (LOOPBACK, int(fields[1])), fields[2]
 
 
+def located(root: str, environ: Mapping[str, str]) -> tuple[str | tuple[str, int], str] | None:
+    """The project's process: its `endpoint`, or None when its directory is not this user's private one or
+    no process has an endpoint there."""
+    path = socket_path(root, environ)
+    if not is_private(os.path.dirname(path)):
+        return None
+    try:
+        return endpoint(path)
+    except (OSError, ValueError):
+        return None
+
+
 # -- the wire --------------------------------------------------------------------------------------------
 
 
@@ -292,18 +304,15 @@ def hook(
     root = project_root(cwd)
     if root is None:
         return "none", b""
-    path = socket_path(root, environ)
-    if not is_private(os.path.dirname(path)):
+    found = located(root, environ)
+    if found is None:
         return "absent", b""
+    address, token = found
     try:
         deadline = float(environ.get("TETHER_HOOK_DEADLINE", DEFAULT_DEADLINE))
     except ValueError:
         deadline = DEFAULT_DEADLINE
     timeout = min(HOOK_TIMEOUT, deadline / 3)
-    try:
-        address, token = endpoint(path)
-    except (OSError, ValueError):
-        return "absent", b""
     fields: dict[str, str | int | float | bool] = {
         "op": "hook",
         "agent": argv[0],
@@ -338,13 +347,10 @@ def request(
     answered (absent, or late)."""
     import json
 
-    path = socket_path(root, environ)
-    if not is_private(os.path.dirname(path)):
+    found = located(root, environ)
+    if found is None:
         return None
-    try:
-        address, token = endpoint(path)
-    except (OSError, ValueError):
-        return None
+    address, token = found
     header = {**fields, "length": len(body), **({"token": token} if token else {})}
     message = json.dumps(header, separators=(",", ":")).encode() + b"\n" + body
     try:
@@ -367,13 +373,10 @@ def cli(argv: list[str], environ: Mapping[str, str], cwd: str | None = None) -> 
     root = project_root(cwd)
     if root is None:
         return None
-    path = socket_path(root, environ)
-    if not is_private(os.path.dirname(path)):
+    found = located(root, environ)
+    if found is None:
         return None
-    try:
-        address, token = endpoint(path)
-    except (OSError, ValueError):
-        return None
+    address, token = found
     env = {k: v for k, v in environ.items() if k.startswith("TETHER_")}
     fields: dict[str, Field] = {"op": "cli", "argv": argv, "cwd": cwd, "env": env, "length": 0}
     if token:
