@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.errors",),
     ("tether.model",),
     ("tether.fs", "tether.detach"),
+    ("tether.transport",),
     ("tether.config", "tether.project"),
     ("tether.store.base",),
     ("tether.store.memory", "tether.store.sqlite", "tether.store.postgres"),

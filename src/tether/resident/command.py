@@ -49,8 +49,9 @@ def serve(idle_seconds: float | None, max_rss_mib: float | None) -> None:
     root = _root()
     if not client.enabled(os.environ):
         raise click.ClickException(
-            "the resident process is off here: TETHER_RESIDENT=0, or TETHER_RESIDENT_TRANSPORT is not "
-            "`unix` or `tcp` (or `unix` where there are no Unix sockets): unset it, or set it to `tcp`"
+            "the resident process is off here: TETHER_RESIDENT=0, or TETHER_RESIDENT_TRANSPORT (else "
+            "TETHER_TRANSPORT) is not `unix` or `tcp` (or is `unix` where there are no Unix sockets): "
+            "unset it, or set it to `tcp`"
         )
     paths = resolve(root, Path(client.user_home(os.environ)))
     config = Config.load(*paths.config_files)
