@@ -578,6 +578,20 @@ def test_cli_status_and_stop(light: Project) -> None:
     state = json.loads(tether("status", "--json").stdout)
     assert state["running"] and state["ready"] and state["id"] == "openai:hashed-backed"
     assert state["socket"] == str(light.socket)
+    stopped = tether("stop", "--json")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout) == {
+        "ok": True,
+        "stopped": True,
+        "pid": state["pid"],
+        "socket": str(light.socket),
+    }
+    deadline = time.monotonic() + 10
+    while light.socket.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    nothing = json.loads(tether("stop", "--json").stdout)
+    assert nothing["ok"] and not nothing["stopped"] and "no embedding server" in nothing["reason"]
+    assert tether("serve", "--detach", "--idle-seconds", "600").returncode == 0
     assert "stopped the embedding server" in tether("stop").stdout
     deadline = time.monotonic() + 10
     while light.socket.exists():
@@ -587,6 +601,11 @@ def test_cli_status_and_stop(light: Project) -> None:
     light.configure("embedder", "hashed")
     refused = tether("serve")
     assert refused.returncode == 1 and "needs no server" in refused.stderr
+    refused = tether("stop", "--json")
+    assert refused.returncode == 1 and "needs no server" in refused.stderr
+    assert (
+        json.loads(refused.stdout)["ok"] is False and "needs no server" in json.loads(refused.stdout)["error"]
+    )
     quiet = tether("status")  # a status, not an error: the default embedder has nothing to serve
     assert quiet.returncode == 0 and quiet.stdout.startswith("not needed: the embedder is 'hashed'")
     assert json.loads(tether("status", "--json").stdout) == {

@@ -477,3 +477,25 @@ def test_soak_small(repo: Path, resident: subprocess.Popen[str], tether: Callabl
     assert errors == []
     assert open_fds(resident.pid) <= fds + 2
     assert (status(repo) or {})["rss_mib"] < rss + 30
+
+
+def test_start_and_stop_print_json(
+    repo: Path, runtime: Path, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    assert json.loads(tether_proc("resident", "stop", "--json").stdout) == {"ok": True, "stopping": False}
+    started = tether_proc("resident", "start", "--json")
+    assert started.returncode == 0 and json.loads(started.stdout) == {"ok": True, "started": True}
+    wait_for(lambda: status(repo) is not None)
+    again = json.loads(tether_proc("resident", "start", "--json").stdout)
+    assert again == {"ok": True, "started": False, "running": True, "reason": "running"}
+    pid = status(repo)["pid"]  # type: ignore[index]
+    assert json.loads(tether_proc("resident", "stop", "--json").stdout) == {
+        "ok": True,
+        "stopping": True,
+        "pid": pid,
+    }
+    wait_for(lambda: not Path(client.socket_path(str(repo), os.environ)).exists())
+    assert tether_proc("resident", "stop").stdout == "not running\n"  # the text is unchanged
+    outside = tether_proc("resident", "start", "--json", cwd=repo.parent)
+    assert outside.returncode == 1 and "no .tether/ found" in json.loads(outside.stdout)["error"]
+    assert "no .tether/ found" in outside.stderr
