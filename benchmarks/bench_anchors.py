@@ -9,7 +9,7 @@ both alike; what to compare are the ratios.
    nothing changed, and after code was inserted at the top of 10% of the files (every anchor there moves:
    resolved again and its note rewritten).
 2. Recall with a touched file in process (`Workspace.recall(prompt, [file])`): with anchors the prompt's
-   words are also looked for in the code around each anchor of the file (`channels.place_channel`).
+   words are also looked for in the code around each anchor of the file (`places.place_channel`).
 3. The before-edit hook (`tether hook claude PreToolUse` with an Edit inside one function of a file with ten
    gotchas, a fresh process as Claude Code runs it) at 1k and 10k memories, beside `python -c pass`; timed
    after one settling hook (the first hook after a command that rewrote notes re-scans the note directory).

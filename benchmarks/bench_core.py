@@ -8,7 +8,10 @@
    over the same index;
 3. recall latency p50/p95 in-process (`Recaller.recall(prompt, [file], record=False)`) at each size, the
    touched files on disk holding real code (tether's own modules), so the code channel reads them; beside
-   it, interleaved, the same recall without the code channel (`code x`: its cost as a ratio);
+   it, interleaved, the same recall without the code channel (`code x`: its cost as a ratio), and the same
+   recall from a warm store (`Workspace.open(warm=True)`, as the resident process and the MCP server
+   open it: each term's postings kept between queries) as a ratio to a bare FTS5 MATCH timed beside each
+   one; then how each cost grows with the index (the exponent b of cost ~ n^b);
 4. cold `tether search` and `tether recall` process times beside `python -c "import sqlite3"`.
 
 The indexes are built fast by writing generated memories straight through `SQLiteStore.put` with the
@@ -18,6 +21,8 @@ hashed embedder (vectors computed once for the largest size, in parallel); no no
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import os
 import random
 import shutil
@@ -282,21 +287,37 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(sources[n % len(sources)].read_text(encoding="utf-8"), encoding="utf-8")
     no_code = [c for c in CHANNELS if c != "code"]
-    with Workspace.open(project, home=home) as ws:
-        ws.search(probes[0][0])  # warm caches (page cache, numpy import) outside the timings
-        ws.recaller().recall(probes[0][0], [probes[0][1]], record=False)
+    with Workspace.open(project, home=home) as ws, Workspace.open(project, home=home, warm=True) as hot:
+        for opened in (ws, hot):  # warm caches (page cache, numpy import) outside the timings
+            opened.search(probes[0][0])
+            opened.recaller().recall(probes[0][0], [probes[0][1]], record=False)
         fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
         search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
-        recall, without = [], []
-        for p, f in probes:  # interleaved: the machine's noise lands on both alike
+        recall, without, warm, warm_fts = [], [], [], []
+        for p, f in probes:  # interleaved: the machine's noise lands on all alike
             recall.append(timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0])
             without.append(
                 timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False, channels=no_code), 1)[
                     0
                 ]
             )
+            warm_fts.append(timed_each(lambda p=p: bare_fts(p), 1)[0])
+            warm.append(timed_each(lambda p=p, f=f: hot.recaller().recall(p, [f], record=False), 1)[0])
     conn.close()
-    return (*pct(fts), *pct(search), *pct(recall), pct(without)[0])
+    ratio = statistics.median(w / b for w, b in zip(warm, warm_fts, strict=True))
+    return (*pct(fts), *pct(search), *pct(recall), pct(without)[0], pct(warm)[0], ratio)
+
+
+def growth(medians: dict[int, tuple[float, float, float]]) -> None:
+    """How each cost grows with the index: the exponent b of cost ~ n^b between each pair of sizes."""
+    sizes = sorted(medians)
+    for small, large in itertools.pairwise(sizes):
+        scale = math.log(large / small)
+        b = [math.log(medians[large][i] / medians[small][i]) / scale for i in range(3)]
+        print(
+            f"  {small} -> {large}: cost ~ n^b with b = {b[0]:.2f} (bare fts), {b[1]:.2f} (recall), "
+            f"{b[2]:.2f} (warm recall)"
+        )
 
 
 def bench_cold(project: Path, home: Path, runs: int) -> None:
@@ -363,21 +384,24 @@ def main() -> None:
         print("\n## search and recall latency (ms; bare FTS5 MATCH over the same index is the baseline)")
         print(
             f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
-            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}"
+            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}{'warm p50':>10}{'x fts':>7}"
         )
         projects: dict[int, Path] = {}
+        medians: dict[int, tuple[float, float, float]] = {}
         for size in sizes:
             project = make_project(work / f"p{size}", home)
             build = build_index(project, items[:size], vectors[:size])
             runs = 20 if size >= 100_000 else (50 if size >= 10_000 else 100)
             if args.quick:
                 runs = max(10, runs // 2)
-            f50, f95, s50, s95, r50, r95, n50 = bench_size(project, home, size, runs)
+            f50, f95, s50, s95, r50, r95, n50, w50, wx = bench_size(project, home, size, runs)
             print(
                 f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
-                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}"
+                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}{w50:>10.2f}{wx:>7.1f}"
             )
             projects[size] = project
+            medians[size] = (f50, r50, w50)
+        growth(medians)
         bench_cold(projects[min(sizes, key=lambda s: abs(s - 10_000))], home, cold_runs)
         print(f"\nbench_core total {time.perf_counter() - started:.0f}s")
     finally:

@@ -40,6 +40,22 @@ def test_header_is_json(value: str) -> None:
     line = client.encode_header({"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True})
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == {"op": "hook", "cwd": value, "deadline": 1.5, "length": 3, "on": True}
+    fields = {"op": "cli", "argv": ["search", value, ""], "env": {value: value, "TETHER_X": "1"}, "none": []}
+    assert json.loads(client.encode_header(fields)) == {**fields, "none": []}
+
+
+@pytest.mark.parametrize(
+    ("code", "out", "err"),
+    [
+        (0, "", ""),
+        (1, "", "no memory deadbeef\n"),
+        (0, "ünï ✓\n2 lines\n", "warn"),
+        (2, "lone \udc80 \ud800", ""),
+    ],
+)
+def test_a_read_command_answer_round_trips(code: int, out: str, err: str) -> None:
+    assert client._command_answer(client.command_body(code, out, err)) == (code, out, err)
+    assert client._command_answer(b"garbage") is None and client._command_answer(b"0 99\nshort") is None
 
 
 def test_reply_header_is_what_the_server_encodes() -> None:
@@ -211,6 +227,25 @@ def test_the_warm_hook_imports_only_the_standard_library(repo: Path, resident: s
     assert "tether.resident.client" in imported
 
 
+def test_a_read_command_through_the_resident_imports_no_json(
+    repo: Path, resident: subprocess.Popen[str], tether: Callable[..., Any]
+) -> None:
+    seed(tether)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(TETHER_BIN), "search", "upload backoff"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Upload retry ignores the backoff config" in done.stdout
+    imported = {
+        line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "tether.resident.client" in imported
+    assert {"json", "re", "click", "tether.workspace"}.isdisjoint(imported), sorted(imported)
+
+
 def test_read_commands_answer_as_in_process(
     repo: Path, resident: subprocess.Popen[str], tether_proc: Callable[..., Any], tether: Callable[..., Any]
 ) -> None:
@@ -270,6 +305,76 @@ def test_between_requests_an_in_place_edit_is_found_in_slices(repo: Path, home: 
             if "7443" in opened.get(ids[17]).summary:
                 break
         assert "7443" in answers.workspace(repo).get(ids[17]).summary
+    finally:
+        answers.close()
+
+
+def test_what_searches_keep_follows_writes_edits_and_rebuilds(repo: Path, home: Path) -> None:
+    """The resident's store keeps each search term's postings and the vectors by column between requests
+    (`SQLiteStore(warm=True)`): an answer after a write, an in-place note edit or a rebuilt index is the one
+    a fresh process gives."""
+    from tether.resident.answers import Answers
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ids = [ws.add(f"Staging port fact {n} is 6443 behind the proxy").memory.id for n in range(20)]
+    answers = Answers(repo, home, watch_seconds=0.0)
+
+    def ranked(query: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """Through the resident's workspace, and through a fresh one (the same notes, a cold store)."""
+        kept = answers.workspace(repo).search(query, limit=50)
+        with Workspace.open(repo, home=home) as fresh:
+            cold = fresh.search(query, limit=50)
+        return [(r.memory.id, r.score) for r in kept], [(r.memory.id, r.score) for r in cold]
+
+    try:
+        for query in ("staging proxy port", "kafka offsets", "6443"):
+            kept, cold = ranked(query)
+            assert kept == cold
+        with Workspace.open(repo, home=home) as ws:  # another process writes
+            added = ws.add("Kafka consumers commit offsets by hand behind the proxy").memory.id
+            ws.archive(ids[3])
+        kept, cold = ranked("kafka offsets proxy")
+        assert kept == cold and added in [mid for mid, _ in kept] and ids[3] not in [mid for mid, _ in kept]
+        note = next((repo / ".tether" / "memories").glob(f"{ids[7]}-*.md"))
+        directory = os.stat(note.parent).st_mtime_ns
+        note.write_text(note.read_text(encoding="utf-8").replace("6443", "7443 kafka"), encoding="utf-8")
+        os.utime(note.parent, ns=(directory, directory))  # an editor's in-place save: found by the watch
+        for _ in range(400):
+            answers.idle()
+            if "7443" in answers.workspace(repo).get(ids[7]).summary:
+                break
+        kept, cold = ranked("kafka 7443")
+        assert kept == cold and kept[0][0] == ids[7]
+        with Workspace.open(repo, home=home) as ws:
+            ws.reindex()  # a new index file: the resident opens it again, with nothing kept
+        kept, cold = ranked("kafka 7443 staging")
+        assert kept == cold and kept[0][0] == ids[7]
+    finally:
+        answers.close()
+
+
+def test_a_quiet_moment_opens_the_project_and_remakes_what_a_write_dropped(repo: Path, home: Path) -> None:
+    from tether.resident.answers import Answers
+    from tether.store.sqlite.store import SQLiteStore
+    from tether.workspace import Workspace
+
+    with Workspace.open(repo, home=home) as ws:
+        ws.add("Staging port is 6443")
+    answers = Answers(repo, home)
+    try:
+        answers.idle()  # a fresh process: open, and load what the first search would
+        ws = answers._ws
+        assert ws is not None and isinstance(ws.store, SQLiteStore)
+        assert ws.store._postings is not None and ws.store._postings._version == ws.store.version()
+        assert ws.store._vectors is not None and ws.store._vectors.identity == ws.store.version()
+        with Workspace.open(repo, home=home) as other:
+            other.add("Deploys go through make ship")  # another process's write drops all of it
+        answers.idle()
+        assert ws.store._postings._version == ws.store._vectors.identity == ws.store.version()
+        assert [r.memory.summary for r in answers.workspace(repo).search("ship deploys")][:1] == [
+            "Deploys go through make ship"
+        ]
     finally:
         answers.close()
 

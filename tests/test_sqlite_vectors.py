@@ -8,7 +8,13 @@ from array import array
 
 import pytest
 
-from tether.store.sqlite.vectors import top_cosines, top_cosines_numpy, top_cosines_python
+from tether.store.sqlite.vectors import (
+    is_sparse,
+    top_cosines,
+    top_cosines_numpy,
+    top_cosines_python,
+    transposed,
+)
 
 # -- top_cosines: plain Python columns and numpy (sparse and dense product) agree with a reference --
 
@@ -56,3 +62,24 @@ def test_vectors_of_another_dimension_are_never_compared() -> None:
     blob = array("f", [1.0, 0.0] * 3).tobytes()
     assert top_cosines(blob, 3, 2, [1.0, 0.0, 0.0], 2) == []
     assert top_cosines(blob, 3, 2, [0.0, 0.0], 2) == []
+
+
+@pytest.mark.parametrize(("rows", "used"), [(1, 1), (7, 1), (700, 3), (1500, 16)])
+def test_a_sparse_query_by_column_is_the_same_bit_for_bit(rows: int, used: int) -> None:
+    """A warm store multiplies a sparse query's columns from its copy by column: the cosines must be the
+    very floats the row-major matrix gives (ranks, ties and receipts depend on them)."""
+    rng = random.Random(rows + used)
+    dim = 64
+    blob = array("f", [v for _ in range(rows) for v in unit([rng.gauss(0, 1) for _ in range(dim)])]).tobytes()
+    columns = transposed(blob, rows, dim)
+    for _ in range(20):
+        dims = sorted(rng.sample(range(dim), used))  # as `top_cosines` lists them: the summing order
+        nonzero = [(i, rng.gauss(0, 1)) for i in dims]
+        assert is_sparse(nonzero, dim)
+        k = rng.choice([1, 10, rows])
+        plain = top_cosines_numpy(blob, rows, dim, nonzero, k)
+        assert top_cosines_numpy(blob, rows, dim, nonzero, k, columns=columns) == plain
+        query = [0.0] * dim
+        for i, q in nonzero:
+            query[i] = q
+        assert top_cosines(blob, rows, dim, query, k, warm=True, columns=lambda: columns) == plain

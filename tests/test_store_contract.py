@@ -39,13 +39,15 @@ def team_store(server_url: str, local: Store) -> Store:
     return TeamStore(PostgresStore(server_url, tenant), local)
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-warm", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     s: Store
     if request.param == "memory":
         s = InMemoryStore()
     elif request.param == "sqlite":
         s = SQLiteStore(tmp_path / "index.db")
+    elif request.param == "sqlite-warm":  # a long-lived process's: search from kept postings and columns
+        s = SQLiteStore(tmp_path / "index.db", warm=True)
     else:
         s = team_store(request.getfixturevalue("postgres_server"), SQLiteStore(tmp_path / "index.db"))
     try:

@@ -3,7 +3,11 @@ prompt is really asking."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.embed.hashed import features
 from tether.model.memory import SUMMARY_MAX
@@ -46,6 +50,15 @@ def test_search_and_the_hashed_embedder_share_one_stopword_list() -> None:
 def test_terms_in_matches_whole_words_and_prefixes() -> None:
     assert terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]) == {"deploy", "ticket"}
     assert terms_in("report", ["port"]) == set()  # a prefix of a word, not a suffix
+
+
+@given(
+    st.text(alphabet="abc_1 \n", max_size=40),
+    st.lists(st.text(alphabet="abc_1", max_size=4), max_size=6),
+)
+def test_terms_in_looks_up_what_a_scan_of_every_word_finds(text: str, words: list[str]) -> None:
+    vocabulary = set(re.findall(r"[a-z0-9_]+", text.lower()))
+    assert terms_in(text, words) == {w for w in words if any(v.startswith(w) for v in vocabulary)}
 
 
 def test_fit_summary_cuts_at_a_word_and_returns_the_whole_line() -> None:

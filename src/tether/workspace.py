@@ -50,6 +50,8 @@ class Workspace(Memories):
 
     `light` is a hook: it never waits on loading an embedding model (a real model is reached only through
     the warm embedding process), waits less for a busy index, and trusts the note directories' mtimes.
+    `warm` is a long-lived process that will search again (the resident process, the MCP server, the web
+    UI): its index keeps what later searches reuse (`SQLiteStore`'s `warm`).
 
     With a team database configured (`TETHER_DATABASE_URL` or `database.url` in `$TETHER_HOME/config.toml`,
     never a committed file) the store is a `TeamStore`: memories, search and events in Postgres, the note
@@ -67,6 +69,7 @@ class Workspace(Memories):
         recover: bool = False,
         light: bool = False,
         team: bool = True,
+        warm: bool = False,
     ) -> None:
         config = Config.for_paths(paths)
         clock = clock or utcnow
@@ -74,6 +77,7 @@ class Workspace(Memories):
         self.recovered: Path | None = None
         self.last_sync: SyncReport | None = None
         self._busy_ms = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
+        self._warm = warm
         self._recover = recover
         self._clock_for_recovery = clock
         # Set when the index's note bookkeeping was made for another store: (the local index, the mark of
@@ -116,12 +120,15 @@ class Workspace(Memories):
         recover: bool = False,
         light: bool = False,
         team: bool = True,
+        warm: bool = False,
     ) -> Workspace:
         """Open the memory for `cwd`. `recover=True` rebuilds a damaged index from the notes instead of
         raising (the CLI does; hooks don't: they fail open and stay fast). Only proven damage is recovered:
         a busy, full or read-only index raises `StoreUnavailable` and nothing is moved."""
         paths = resolve(cwd, home, require_project=require_project)
-        ws = cls(paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light, team=team)
+        ws = cls(
+            paths, embedder=embedder, cwd=cwd, clock=clock, recover=recover, light=light, team=team, warm=warm
+        )
         if sync_notes:
             try:
                 if ws._moved and not light:
@@ -174,7 +181,7 @@ class Workspace(Memories):
 
     def _open_local(self, index: Path) -> SQLiteStore:
         try:
-            return SQLiteStore(index, self._busy_ms)
+            return SQLiteStore(index, self._busy_ms, warm=self._warm)
         except StoreDamaged as damage:
             if not self._recover:
                 raise
@@ -182,7 +189,7 @@ class Workspace(Memories):
             # notes. Only telemetry is lost with it, never a memory.
             check_damage(index, damage)
             self.recovered = move_aside(index, self._clock_for_recovery())
-            return SQLiteStore(index, self._busy_ms)
+            return SQLiteStore(index, self._busy_ms, warm=self._warm)
 
     def close(self) -> None:
         self.store.close()

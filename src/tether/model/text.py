@@ -12,6 +12,7 @@ so the two channels agree on what a word is.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from tether.model.memory import SUMMARY_MAX
@@ -60,7 +61,15 @@ def terms_in(text: str, words: Sequence[str]) -> set[str]:
     ['deploy', 'ticket']
     """
     vocabulary = set(_VOCABULARY_RE.findall(text.lower()))
-    return {w for w in words if w in vocabulary or any(v.startswith(w) for v in vocabulary)}
+    ordered = sorted(vocabulary)
+    found: set[str] = set()
+    for word in words:
+        # The words starting with `word` sort together, from where `word` would go: one look, not a scan
+        # (recall asks this of every candidate, a few hundred per prompt).
+        at = bisect_left(ordered, word)
+        if word in vocabulary or (at < len(ordered) and ordered[at].startswith(word)):
+            found.add(word)
+    return found
 
 
 def one_line(text: str) -> str:

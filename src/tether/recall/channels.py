@@ -6,24 +6,20 @@
 - text: two full-text indexes (words, trigrams);
 - semantic: cosine of the query's embedding with the memories';
 - pinned;
-- anchor: memories anchored at or near the edit's location, and memories naming what the edit writes;
-- code: memories naming identifiers the touched files' current content uses;
-- place words: the query against the code around each anchor of the touched files' memories.
+- code: memories naming identifiers the touched files' current content uses.
+
+The channels that read the code at anchors (the edit's place, the place words) are in `tether.recall.places`.
 """
 
 from __future__ import annotations
 
-import bisect
-import math
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
-from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
-from tether.anchors.resolve import FileView, resolve
+from tether.anchors.locations import identifiers
 from tether.embed.base import Embedder
 from tether.fs import read_limited
-from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.evidence import Candidate
 from tether.repo.map import RepoMap
@@ -179,185 +175,6 @@ def pinned_channel(store: Store, pool: Pool) -> None:
         c = pool.candidate(memory.id)
         c.rrf["pinned"] = scoring.rrf(rank)
         c.evidence.pinned = True
-
-
-def anchor_channel(store: Store, places: list[Location], view: Callable[[str], FileView], pool: Pool) -> None:
-    """Memories anchored at or near where the edit lands, by distance (`scoring.anchor_closeness`), anchors
-    resolved against the file as it is now (`view`); and memories naming an identifier the edit writes or the
-    definition it lands in: a rule naming `ModelRetry` comes with an edit inside `class ModelRetry`."""
-    spans: dict[str, list[tuple[int, int]]] = {}
-    written: dict[str, None] = {}
-    defined: dict[str, None] = {}
-    edit_words: set[str] = set()
-    for place in places:
-        file = view(place.path)
-        span = place.lines
-        if span is None and place.symbol:
-            found = file.symbol(place.symbol)
-            span = (found.start, found.end) if found is not None else None
-        if span is not None:
-            spans.setdefault(place.path, []).append(span)
-            old = "\n".join(file.lines[span[0] - 1 : span[1]])
-            edit_words |= words_of(f"{old}\n{place.text}")
-            for definition in file.definitions() or []:
-                if (
-                    definition.start <= span[0]
-                    and span[1] <= definition.end
-                    and distinctive(definition.short)
-                ):
-                    defined.setdefault(definition.short, None)
-        written.update(dict.fromkeys(identifiers(place.text)))
-    owners = store.owners(list(spans))
-    memories = store.memories(mid for mids in owners.values() for mid in mids)
-    hits: dict[str, tuple[float, int, str]] = {}  # memory id → (magnitude, distance, label)
-    for path, edits in spans.items():
-        file = view(path)
-        for mid in owners.get(path, []):
-            memory = memories.get(mid)
-            for anchor in memory.anchors if memory is not None else ():
-                if anchor.path != path:
-                    continue
-                now = resolve(anchor, file).anchor
-                if now.lost or now.lines is None:
-                    continue  # the code is gone: the memory is about its file only
-                within = file.symbol(now.within, now.lines[0]) if now.within else None
-                for edit in edits:
-                    distance, side = gap(now.lines, edit)
-                    far = scoring.anchor_distance(distance, side, bool(now.symbol))
-                    # Distance is a magnitude over the whole file, with no cut-off: a memory 60 lines away
-                    # is likelier about this edit than one 600 lines away (`scoring.ANCHOR_NEAR`).
-                    magnitude = scoring.anchor_closeness(far)
-                    if within is not None and within.start <= edit[0] and edit[1] <= within.end:
-                        magnitude += scoring.ANCHOR_WITHIN
-                    if mid not in hits or hits[mid][0] < magnitude:
-                        hits[mid] = (magnitude, distance if far <= scoring.ANCHOR_NEAR else -1, now.label())
-    if scoring.EDIT_TEXT_MAX and edit_words:
-        _edit_text(memories, edit_words, pool)
-    ranks = competition_ranks({mid: hit[0] for mid, hit in hits.items()})
-    for mid, (magnitude, distance, label) in hits.items():
-        c = pool.candidate(mid)
-        c.magnitude.anchor = magnitude
-        c.rrf["anchor"] = scoring.rrf(ranks[mid])
-        if distance >= 0:  # near enough to say so: the receipt names the place, and it is evidence
-            c.evidence.anchor = label
-            c.evidence.anchor_distance = distance
-    idents = list(dict.fromkeys([*defined, *written]))
-    if not idents:
-        return
-    # Memories naming them: the touched files' own, and any other the word index finds (checked word for word).
-    matched = {h.id for h in store.text([i.lower() for i in idents], limit=50, trigram=False)}
-    others = store.memories(matched - set(memories))
-    defining: dict[str, float] = {}
-    for mid, memory in {**memories, **others}.items():
-        text = f"{memory.summary}\n{memory.details}"
-        own = mid in memories  # a memory of an edited file
-        # A plain word (`render`, the function being edited) says something only in an edited file's memory.
-        named_here = [i for i in idents if names(text, i) and (own or i in written or distinctive(i))]
-        if not named_here:
-            continue
-        c = pool.candidate(mid)
-        c.evidence.ident = named_here[0]
-        c.magnitude.ident = scoring.IDENT_HIT
-        # A memory tied to no file of its own (a rule, a repository-wide decision) naming the definition the
-        # edit lands in is anchored there, as if it were a symbol anchor on it: `ModelRetry`'s rule comes
-        # with an edit inside `class ModelRetry`. A memory about other files stays about them.
-        named = next((i for i in named_here if i in defined and distinctive(i)), "")
-        if named and not own and all(f.endswith("/") for f in memory.files):
-            c.evidence.ident, c.evidence.ident_defined = named, True
-            c.magnitude.ident += scoring.FILE_HIT_FLOOR + scoring.ANCHOR_MAX
-            defining[mid] = c.magnitude.ident
-    for mid, rank in competition_ranks(defining).items():
-        pool.candidate(mid).rrf["anchor"] = scoring.rrf(rank)
-
-
-def place_channel(
-    memories: Mapping[str, Memory],
-    touched: list[str],
-    words: set[str],
-    view: Callable[[str], FileView],
-    pool: Pool,
-) -> None:
-    """The query against the code around each anchor of the touched files' memories (the anchor's lines and
-    `scoring.PLACE_LINES` either side, resolved against the file as it is now): a prompt about the upload
-    retry finds the warning that sits beside `retry_upload`, whatever the warning's own words. idf among
-    those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
-    not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
-    files' own)."""
-    owners: dict[str, list[str]] = {path: [] for path in touched}
-    for mid, memory in memories.items():
-        if memory.status == "active" and memory.anchors:
-            for path in memory.files:
-                if path in owners:
-                    owners[path].append(mid)
-    around: dict[str, set[str]] = {}
-    for path in touched:
-        file = view(path) if owners.get(path) else None
-        if file is None or not file.exists:
-            continue
-        at = _lines_holding(file.lines, words)
-        if not at:
-            continue
-        for mid in owners[path]:
-            for anchor in memories[mid].anchors:
-                if anchor.path != path:
-                    continue
-                now = resolve(anchor, file).anchor
-                if now.lost or now.lines is None:
-                    continue
-                first, last = now.lines[0] - scoring.PLACE_LINES, now.lines[1] + scoring.PLACE_LINES
-                found = {
-                    w
-                    for w, lines in at.items()
-                    if bisect.bisect_left(lines, first) < bisect.bisect_right(lines, last)
-                }
-                around.setdefault(mid, set()).update(found)
-    df: dict[str, int] = {}
-    for found in around.values():
-        for word in found:
-            df[word] = df.get(word, 0) + 1
-    if not df:
-        return
-    count = len(around)
-    weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
-    scores = {mid: sum(weights[w] for w in found) for mid, found in around.items()}
-    best = max(scores.values())
-    for mid, score in scores.items():
-        if score > 0:
-            pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
-
-
-def _lines_holding(lines: list[str], words: set[str]) -> dict[str, list[int]]:
-    """For each of `words`, the lines (1-based, ascending) whose `words_of` holds it: a substring test first,
-    so only the few lines that may hold a word are split into words."""
-    lowered = [line.lower() for line in lines]
-    split: dict[int, set[str]] = {}
-    out: dict[str, list[int]] = {}
-    for word in words:
-        for number, line in enumerate(lowered, 1):
-            if word in line:
-                if number not in split:
-                    split[number] = words_of(lines[number - 1])
-                if word in split[number]:
-                    out.setdefault(word, []).append(number)
-    return out
-
-
-def _edit_text(memories: dict[str, Memory], edit_words: set[str], pool: Pool) -> None:
-    """The edit's words as a query over the edited files' memories: idf among them, relative to the best."""
-    texts = {mid: words_of(f"{m.summary}\n{m.details}") for mid, m in memories.items()}
-    df: dict[str, int] = {}
-    for found in texts.values():
-        for word in found & edit_words:
-            df[word] = df.get(word, 0) + 1
-    if not df:
-        return
-    count = len(texts)
-    weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
-    scores = {mid: sum(weights[w] for w in found if w in weights) for mid, found in texts.items()}
-    best = max(scores.values())
-    for mid, score in scores.items():
-        if score > 0:
-            pool.candidate(mid).magnitude.edit = scoring.EDIT_TEXT_MAX * score / best
 
 
 def refs_naming(path: str) -> list[str]:

@@ -70,9 +70,9 @@ class Magnitudes:
     feedback: float | None = None
     anchor: float | None = None
     ident: float | None = None
-    edit: float | None = None  # the edit's words in the memory (`channels.anchor_channel`)
+    edit: float | None = None  # the edit's words in the memory (`places.anchor_channel`)
     code: float | None = None
-    place: float | None = None  # the query in the code around the memory's anchor (`channels.place_channel`)
+    place: float | None = None  # the query in the code around the memory's anchor (`places.place_channel`)
 
     def total(self) -> float:
         values: list[float | None] = [getattr(self, f.name) for f in fields(self)]

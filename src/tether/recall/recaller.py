@@ -24,6 +24,7 @@ from tether.model.memory import Memory, check_id, normalize_path
 from tether.model.prompt import clauses, path_terms, sanitize
 from tether.model.text import terms, terms_in
 from tether.recall import channels as ch
+from tether.recall import places as places_ch
 from tether.recall import scoring
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult
 from tether.repo.map import RepoMap
@@ -241,7 +242,7 @@ class Recaller:
             return []
         memories = self.store.memories(pool)
         if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
-            ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
+            places_ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         ranked: list[Candidate] = []
@@ -308,7 +309,7 @@ class Recaller:
         ch.path_channel(self.store, touched_terms, pool)
 
     def _anchor_channel(self, places: list[Location], pool: ch.Pool, views: dict[str, FileView]) -> None:
-        ch.anchor_channel(self.store, places, lambda path: self._view(path, views), pool)
+        places_ch.anchor_channel(self.store, places, lambda path: self._view(path, views), pool)
 
     def _view(self, path: str, views: dict[str, FileView]) -> FileView:
         if path not in views:

@@ -27,7 +27,7 @@ from typing import Any
 
 from tether.model.display import printable_data, safe_json
 from tether.project import find_project_root
-from tether.resident.client import reply_header
+from tether.resident.client import command_body, reply_header
 from tether.resident.server import encode, fallback
 from tether.workspace import Workspace
 
@@ -58,6 +58,8 @@ class Answers:
         self._stamp: tuple[Any, ...] | None = None
         self._watched = 0.0  # time.monotonic() the last watch pass started
         self._watching = False
+        self._opened = False  # whether the workspace was ever opened (idle opens it in a fresh process)
+        self._prepared: str | None = None  # the index version `_prepare` last made searches ready for
 
     # -- the workspace ------------------------------------------------------------------------------
 
@@ -77,8 +79,9 @@ class Answers:
         if self._ws is not None and self._files_stamp() != self._stamp:
             self.reset()
         if self._ws is None:
-            self._ws = Workspace.open(self.root, home=self.home, light=True)
+            self._ws = Workspace.open(self.root, home=self.home, light=True, warm=True)
             self._stamp = self._files_stamp()
+            self._opened, self._prepared = True, None
         else:
             self._ws.sync()
         self._ws.cwd = cwd.resolve()
@@ -96,12 +99,17 @@ class Answers:
         self.reset()
 
     def idle(self) -> None:
-        """Between requests (called whenever none came for `server.IDLE_SLICE_SECONDS`): every
+        """Between requests (called whenever none came for `server.IDLE_SLICE_SECONDS`): in a fresh process
+        the workspace is opened, and after a write what searches keep is made again (`_prepare`); every
         `WATCH_SECONDS`, a pass over every note's stat (an editor's in-place save: `NoteIndex.watch`) in
         slices of `SLICE_SECONDS`, so a request arriving meanwhile waits that long at most, not a whole
         scan; then the repo map's refresh. A changed note is synced at once."""
         if self._ws is None:
-            return
+            if self._opened:
+                return  # reset after a failed request or a rebuilt index: the next request opens it
+            self._opened = True  # tried once: a project that fails to open fails its requests instead
+            self.workspace(self.root)
+        self._prepare()
         if not self._watching:
             if time.monotonic() - self._watched < self.watch_seconds:
                 return
@@ -120,6 +128,19 @@ class Answers:
         from tether.lifecycle.housekeeping import refresh_repo
 
         refresh_repo(ws, in_hook=True)  # a long backlog goes to a background build: requests keep flowing
+
+    def _prepare(self) -> None:
+        """What the next search would make first, made now that no request waits: numpy, the active
+        memories' rowids and the vectors (by column, for a sparse embedder), which a write drops (at 10k
+        memories 15-20 ms after each write, 0.3 s for the first of a process with numpy's import)."""
+        assert self._ws is not None
+        version = self._ws.store.version()
+        if version == self._prepared:
+            return
+        self._prepared = version  # once per version, whatever happens: an idle moment is no place to retry
+        self._ws.store.text(["tether"], 1)
+        if self._ws.semantic_available:
+            self._ws.store.nearest(self._ws.embedder.id, self._ws.embedder.embed(["tether"])[0], 1)
 
     def _ours(self, cwd: Path) -> bool:
         found = find_project_root(cwd)
@@ -264,4 +285,5 @@ class Answers:
                 else:
                     os.environ[key] = value
             sys.stdout.flush()
-        return encode({"ok": True, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+        data = command_body(code, out.getvalue(), err.getvalue())
+        return reply_header(len(data)), data

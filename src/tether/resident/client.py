@@ -12,11 +12,12 @@ Windows), as the warm embedding process is.
 
 Wire format, each way: one line of JSON (the header), then exactly `length` bytes (the body; `length` 0 or
 absent: none). Requests name an `op`: `hook` (`agent`, `event`, `cwd`, `deadline`; the body is the agent's
-JSON, passed through unparsed), `cli` (`argv`, `cwd`, `env`), `tool` (`tool`, `arguments`, `session`, `cwd`; the
-answer is the body, as JSON), `status`, `stop`. Every reply starts with
-`"ok"`: `{"ok":true,"length":N}` in exactly that compact form for a hook (what `reply_header` writes, so
-the hook client reads it without a JSON parser), or `{"ok":false,"fallback":"..."}` when the caller should
-do the work itself (busy, late, another project, the process stopping).
+JSON, passed through unparsed), `cli` (`argv`, `cwd`, `env`; the answer is the body: `command_body`),
+`tool` (`tool`, `arguments`, `session`, `cwd`; the answer is the body, as JSON), `status`, `stop`. Every
+reply starts with `"ok"`: `{"ok":true,"length":N}` in exactly that compact form for a hook and a read command
+(what `reply_header` writes, so their clients read it without a JSON parser: importing `json` costs a
+third of the interpreter's start), or `{"ok":false,"fallback":"..."}` when the caller should do the work
+itself (busy, late, another project, the process stopping).
 
 >>> status, out = hook(["claude", "UserPromptSubmit"], b'{"prompt": "why?"}', os.environ)  # doctest: +SKIP
 """
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from _socket import socket as Socket
     from collections.abc import Mapping
     from typing import Any
+
+    Field = str | int | float | bool | list[str] | dict[str, str]
 
 # A warm answer takes milliseconds; past this the process is busy or wedged, and the in-process hook still
 # has two thirds of the deadline (`DEFAULT_DEADLINE`) for its own ~100-300 ms.
@@ -129,23 +132,46 @@ def _quote(text: str) -> str:
     return f'"{text}"'
 
 
-def encode_header(fields: Mapping[str, str | int | float | bool]) -> bytes:
-    """One header line of JSON, for flat string and number fields (no `json` import on the hook's path)."""
+def encode_header(fields: Mapping[str, Field]) -> bytes:
+    """One header line of JSON, for string, number, string-list and string-map fields (no `json` import on
+    the hook's or a read command's path)."""
     parts = []
     for name, value in fields.items():
         if isinstance(value, bool):
             encoded = "true" if value else "false"
         elif isinstance(value, int | float):
             encoded = repr(value)
-        else:
+        elif isinstance(value, str):
             encoded = _quote(value)
+        elif isinstance(value, dict):
+            encoded = "{" + ",".join(f"{_quote(k)}:{_quote(v)}" for k, v in value.items()) + "}"
+        else:
+            encoded = "[" + ",".join(_quote(item) for item in value) + "]"
         parts.append(f"{_quote(name)}:{encoded}")
     return ("{" + ",".join(parts) + "}\n").encode("utf-8", "strict")
 
 
 def reply_header(length: int) -> bytes:
-    """A successful hook reply's header, in the one form `hook` reads."""
+    """A successful hook or read command reply's header, in the one form `hook` and `cli` read."""
     return _OK_PREFIX + str(length).encode() + b"}\n"
+
+
+def command_body(code: int, stdout: str, stderr: str) -> bytes:
+    """A read command's answer as `cli` reads it: `CODE STDOUT_BYTES\n`, then stdout and stderr, UTF-8 (any
+    lone surrogate passed through, so the text arrives as it was written)."""
+    out = stdout.encode("utf-8", "surrogatepass")
+    return f"{code} {len(out)}\n".encode() + out + stderr.encode("utf-8", "surrogatepass")
+
+
+def _command_answer(body: bytes) -> tuple[int, str, str] | None:
+    line, newline, rest = body.partition(b"\n")
+    fields = line.split(b" ")
+    if not newline or len(fields) != 2 or not all(f.lstrip(b"-").isdigit() for f in fields):
+        return None
+    code, size = int(fields[0]), int(fields[1])
+    if not 0 <= size <= len(rest):
+        return None
+    return code, rest[:size].decode("utf-8", "surrogatepass"), rest[size:].decode("utf-8", "surrogatepass")
 
 
 def exchange(address: str | tuple[str, int], message: bytes, timeout: float) -> tuple[bytes, bytes]:
@@ -283,16 +309,24 @@ def cli(argv: list[str], environ: Mapping[str, str], cwd: str | None = None) -> 
     root = project_root(cwd)
     if root is None:
         return None
+    path = socket_path(root, environ)
+    if not is_private(os.path.dirname(path)):
+        return None
+    try:
+        address, token = endpoint(path)
+    except (OSError, ValueError):
+        return None
     env = {k: v for k, v in environ.items() if k.startswith("TETHER_")}
-    answered = request(
-        root, {"op": "cli", "argv": argv, "cwd": cwd, "env": env}, environ, timeout=CLI_TIMEOUT
-    )
-    if answered is None:
+    fields: dict[str, Field] = {"op": "cli", "argv": argv, "cwd": cwd, "env": env, "length": 0}
+    if token:
+        fields["token"] = token
+    try:
+        head, body = exchange(address, encode_header(fields), CLI_TIMEOUT)
+    except (OSError, UnicodeEncodeError):  # absent, late, busy; a path or argument that is not UTF-8
         return None
-    reply, _ = answered
-    if reply.get("ok") is not True:
-        return None
-    return int(reply.get("code", 0)), str(reply.get("stdout", "")), str(reply.get("stderr", ""))
+    if not head.startswith(_OK_PREFIX):
+        return None  # `{"ok":false,...}`: the command runs in its own process
+    return _command_answer(body)
 
 
 def tool(

@@ -108,7 +108,7 @@ class Memories:
             self._ws.close()
             self._ws = None
         if self._ws is None:
-            self._ws = Workspace.open(self.cwd, require_project=False)
+            self._ws = Workspace.open(self.cwd, require_project=False, warm=True)
             self._repo_refreshed = False
             for ignored in self._ws.config.ignored:
                 log.warning("%s", ignored.message())

@@ -118,7 +118,9 @@ class UICore:
         from tether.project import find_project_root
 
         root = find_project_root(cwd.resolve())
-        ws = Workspace.open(root or cwd, home=home, require_project=False, recover=True, clock=clock)
+        ws = Workspace.open(
+            root or cwd, home=home, require_project=False, recover=True, clock=clock, warm=True
+        )
         return cls(ws)
 
     def close(self) -> None:
