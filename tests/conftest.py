@@ -69,6 +69,19 @@ def make_git_repo(path: Path) -> Path:
     return path
 
 
+def listening(port: int) -> list[str]:
+    """The local addresses with a socket listening on `port` (Linux: /proc/net/tcp and tcp6, in hex)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as handle:
+            for line in handle.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if int(hex_port, 16) == port and state == "0A":  # 0A: LISTEN
+                    found.append(address)
+    return found
+
+
 @pytest.fixture(autouse=True)
 def no_resident(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hooks and commands run in process, as they do without a resident process; `tests/test_resident.py`

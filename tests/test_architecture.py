@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tether.errors",),
     ("tether.model",),
     ("tether.fs", "tether.detach"),
+    ("tether.transport",),
     ("tether.config", "tether.project"),
     ("tether.store.base",),
     ("tether.store.memory", "tether.store.sqlite", "tether.store.postgres"),
@@ -91,7 +92,6 @@ FORBIDDEN_IN_CORE = (
 SPLIT_OVER = 600
 REVIEWED_OVER_400 = {
     "tether.store.sqlite.store": "one class implementing five protocols over one connection; its SQL reads best together",
-    "tether.resident.client": "the one module a warm hook or read command imports: split, it would import two",
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
     "tether.intake.rulefiles": "finding rule files and splitting parsed markdown into line-anchored units: the block walk and the merges that fold lead-ins, examples and loose tables read best together",

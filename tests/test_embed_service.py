@@ -1,4 +1,5 @@
-"""The warm embedding process (`tether.embed.warm.server`) and its client, as real processes on real sockets.
+"""The warm embedding process (`tether.embed.warm.server`) and its client, as real processes on real sockets,
+over both transports: the Unix socket, and loopback TCP with its token (Windows' own, forced here).
 
 The model tests run the int8 ONNX MiniLM through fastembed (the sentence-transformers one when fastembed is
 missing), from packages installed locally; one server is shared by them (a load takes seconds). The
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from conftest import make_git_repo
+from conftest import listening, make_git_repo
 from test_embedders import (
     FASTEMBED_MISSING,
     _EmbeddingsServer,
@@ -36,16 +37,19 @@ from test_embedders import (
     serving_embeddings,
 )
 from test_hooks import claude, context_of, run_hook
+from tether import transport
 from tether.config import set_value
 from tether.embed.providers import EmbedderError
 from tether.embed.warm.client import (
     RemoteEmbedder,
     check_private,
     failure_path,
+    lock_path,
     private_dir,
     runtime_dir,
     socket_path,
     start_server,
+    supported,
 )
 from tether.model.memory import Memory, new_id
 from tether.notes import format as notes
@@ -58,20 +62,27 @@ PARAPHRASE_PROMPT = "how should money be represented when we give customers thei
 DISTRACTOR = "Staging API is on port 6443, deploys land on host callisto"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def runtime() -> Iterator[Path]:
-    """A short private `$XDG_RUNTIME_DIR` for this module's sockets, inherited by every process it starts."""
+@pytest.fixture(scope="module", autouse=True, params=["unix", "tcp"])
+def runtime(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A short private `$XDG_RUNTIME_DIR` for this module's sockets, and the transport, inherited by every
+    process it starts (module-scoped: one model load per transport)."""
     base = Path(tempfile.mkdtemp(prefix="tt-", dir="/tmp"))
-    before = os.environ.get("XDG_RUNTIME_DIR")
+    before = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", "TETHER_TRANSPORT")}
     os.environ["XDG_RUNTIME_DIR"] = str(base)
+    os.environ["TETHER_TRANSPORT"] = request.param
     try:
         yield base / "tether"
     finally:
-        if before is None:
-            del os.environ["XDG_RUNTIME_DIR"]
-        else:
-            os.environ["XDG_RUNTIME_DIR"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         shutil.rmtree(base, ignore_errors=True)
+
+
+def over_tcp() -> bool:
+    return os.environ["TETHER_TRANSPORT"] == "tcp"
 
 
 @dataclass
@@ -153,7 +164,7 @@ def stop(proc: subprocess.Popen[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+def warm(tmp_path_factory: pytest.TempPathFactory, runtime: Path) -> Iterator[Project]:
     """One project with a real model configured and its warm server running, shared by the model tests."""
     root = tmp_path_factory.mktemp("warm")
     project = make_project(root, model_spec(root))
@@ -375,8 +386,13 @@ def test_server_exits_when_its_index_disappears(light: Project) -> None:
 
 def test_stale_socket_is_replaced(light: Project) -> None:
     private_dir(light.socket.parent)
-    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    dead.bind(str(light.socket))  # bound, never listening, then closed: a server that died
+    if over_tcp():  # the endpoint file of a server that died: its port is closed
+        dead = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        dead.bind(("127.0.0.1", 0))
+        light.socket.write_text(f"127.0.0.1 {dead.getsockname()[1]} {'0' * 64}\n")
+    else:
+        dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dead.bind(str(light.socket))  # bound, never listening, then closed: a server that died
     dead.close()
     with pytest.raises(EmbedderError, match="no embedding server"):
         light.remote().ping()
@@ -404,8 +420,13 @@ def test_racing_spawners_end_with_one_server(light: Project) -> None:
 
 def test_client_times_out_on_a_server_that_does_not_answer(tmp_path: Path, runtime: Path) -> None:
     path = socket_path(tmp_path / "index.db", "openai:x#m", private_dir(runtime))
-    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mute.bind(str(path))
+    if over_tcp():
+        mute = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        mute.bind(("127.0.0.1", 0))
+        path.write_text(f"127.0.0.1 {mute.getsockname()[1]} {'0' * 64}\n")
+    else:
+        mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        mute.bind(str(path))
     mute.listen()  # accepts connections (the kernel does), never answers
     try:
         started = time.monotonic()
@@ -454,7 +475,35 @@ def test_socket_directory_is_private(light: Project, runtime: Path) -> None:
         light.wait_ready(30)
         assert light.socket.parent == runtime
         assert stat.S_IMODE(os.lstat(runtime).st_mode) == 0o700
-        assert stat.S_ISSOCK(os.lstat(light.socket).st_mode)
+        assert stat.S_ISSOCK(os.lstat(light.socket).st_mode) != over_tcp()
+        assert stat.S_IMODE(os.lstat(light.socket).st_mode) == 0o600
+        assert light.socket.suffix == (".tcp" if over_tcp() else ".sock")
+    finally:
+        stop(proc)
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the listening sockets in /proc")
+def test_over_tcp_only_loopback_listens_and_only_the_token_is_answered(light: Project) -> None:
+    if not over_tcp():
+        pytest.skip("the TCP transport's own")
+    proc = light.serve("--idle-seconds", "600")
+    try:
+        remote = light.wait_ready(30)
+        (host, port), token = transport.endpoint(str(light.socket))
+        assert host == "127.0.0.1" and listening(port) == ["0100007F"]  # 127.0.0.1, nothing else
+        for wrong in ({}, {"token": "0" * 64}, {"token": token[:-1]}, {"token": 7}):
+            with socket.create_connection((host, port), timeout=5) as conn:
+                conn.sendall(json.dumps({"op": "embed", "texts": ["x"], **wrong}).encode() + b"\n")
+                reply = conn.makefile("rb").readline()
+            # Refused, and not even told what it serves.
+            assert json.loads(reply) == {"error": "not authorized: the token of the endpoint file is needed"}
+        light.socket.write_text(f"127.0.0.1 {port} {'0' * 64}\n")  # a client with a stale token
+        with pytest.raises(EmbedderError, match="refused the request: not authorized"):
+            remote.ping()
+        light.socket.write_text(f"127.0.0.1 {port} {token}\n")
+        state = remote.ping(op="status")
+        assert state["transport"] == "tcp" and state["refused"] == 5
+        assert len(remote.embed(["x"])[0]) > 0
     finally:
         stop(proc)
 
@@ -490,6 +539,17 @@ def test_runtime_dir(xdg: str, expected: str) -> None:
     assert str(runtime_dir({"XDG_RUNTIME_DIR": xdg})) == expected
 
 
+def test_where_there_are_no_unix_sockets_the_warm_process_is_reached_over_tcp(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert not supported({"TETHER_TRANSPORT": "pipe"})
+    monkeypatch.delattr(os, "getuid")  # as on Windows
+    assert supported({}) and not supported({"TETHER_TRANSPORT": "unix"})
+    path = socket_path(tmp_path / "index.db", "auto", tmp_path, {})
+    assert path.suffix == ".tcp" and lock_path(path) == path.with_suffix(".lock")
+    check_private(tmp_path)  # the profile's own permissions keep others out there
+
+
 def test_socket_path_is_short_and_per_index_and_spec(tmp_path: Path) -> None:
     deep = Path("/" + "/".join(["a-long-directory-name"] * 20)) / ".tether" / "index.db"
     path = socket_path(deep, "auto", Path("/tmp/tether-1000"))
@@ -518,6 +578,20 @@ def test_cli_status_and_stop(light: Project) -> None:
     state = json.loads(tether("status", "--json").stdout)
     assert state["running"] and state["ready"] and state["id"] == "openai:hashed-backed"
     assert state["socket"] == str(light.socket)
+    stopped = tether("stop", "--json")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout) == {
+        "ok": True,
+        "stopped": True,
+        "pid": state["pid"],
+        "socket": str(light.socket),
+    }
+    deadline = time.monotonic() + 10
+    while light.socket.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    nothing = json.loads(tether("stop", "--json").stdout)
+    assert nothing["ok"] and not nothing["stopped"] and "no embedding server" in nothing["reason"]
+    assert tether("serve", "--detach", "--idle-seconds", "600").returncode == 0
     assert "stopped the embedding server" in tether("stop").stdout
     deadline = time.monotonic() + 10
     while light.socket.exists():
@@ -527,6 +601,11 @@ def test_cli_status_and_stop(light: Project) -> None:
     light.configure("embedder", "hashed")
     refused = tether("serve")
     assert refused.returncode == 1 and "needs no server" in refused.stderr
+    refused = tether("stop", "--json")
+    assert refused.returncode == 1 and "needs no server" in refused.stderr
+    assert (
+        json.loads(refused.stdout)["ok"] is False and "needs no server" in json.loads(refused.stdout)["error"]
+    )
     quiet = tether("status")  # a status, not an error: the default embedder has nothing to serve
     assert quiet.returncode == 0 and quiet.stdout.startswith("not needed: the embedder is 'hashed'")
     assert json.loads(tether("status", "--json").stdout) == {

@@ -874,6 +874,58 @@ def test_install_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 0 and "would change" in result.output
 
 
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_and_uninstall_print_json(tmp_path: Path, agent: str) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+
+    def tether(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tether", *args],
+            cwd=root,
+            env={**os.environ, "HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    planned = json.loads(tether("install", agent, "--dry-run", "--json").stdout)
+    assert planned["ok"] and planned["dry_run"] and planned["changed"] and planned["diff"]
+    assert not any(Path(p).exists() and "tether" in Path(p).read_text() for p in planned["changed"])
+    done = tether("install", agent, "--json")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["ok"] and (report["agent"], report["scope"]) == (agent, "project")
+    assert report["changed"] == planned["changed"] and not report["dry_run"]
+    assert json.loads(tether("install", agent, "--json").stdout)["changed"] == []  # idempotent
+    removed = json.loads(tether("uninstall", agent, "--json").stdout)
+    assert removed["ok"] and removed["changed"] and removed["agent"] == agent
+    text = tether("uninstall", agent)
+    assert text.stdout == "changed: nothing (already up to date)\n"  # the text is unchanged
+
+
+def test_install_json_names_the_error(tmp_path: Path) -> None:
+    root, home = _dirs(tmp_path)
+    _git_repo(root)
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text('{"hooks": [')
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "install", "claude", "--json"],
+        cwd=root,
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "is not valid JSON" in done.stderr
+    answer = json.loads(done.stdout)
+    assert (
+        answer["ok"] is False
+        and "is not valid JSON" in answer["error"]
+        and "Nothing was written" in answer["error"]
+    )
+    assert (root / ".claude" / "settings.json").read_text() == '{"hooks": ['
+
+
 def test_backups_and_local_settings_stay_out_of_git(tmp_path: Path) -> None:
     root, home = _dirs(tmp_path)
     _git_repo(root)

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from conftest import listening
+from tether import transport
 from tether.project import find_project_root
 from tether.resident import client
 from tether.resident.server import ResidentServer, encode
@@ -73,12 +75,6 @@ def test_root_and_home_match_the_core(repo: Path, home: Path) -> None:
     assert len(client.socket_path(str(repo), os.environ)) <= 100
 
 
-def test_runtime_dir_falls_back_when_too_long() -> None:
-    assert client.runtime_dir({"XDG_RUNTIME_DIR": "/run/user/1000"}) == "/run/user/1000/tether"
-    assert client.runtime_dir({"XDG_RUNTIME_DIR": "/x" * 60}) == f"/tmp/tether-{os.getuid()}"
-    assert client.runtime_dir({}) == f"/tmp/tether-{os.getuid()}"
-
-
 def test_the_transport_is_unix_where_there_are_unix_sockets_else_loopback_tcp(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -88,24 +84,12 @@ def test_the_transport_is_unix_where_there_are_unix_sockets_else_loopback_tcp(
     assert client.transport(unknown) is None and not client.enabled(unknown)
     assert client.socket_path("/r", {"TETHER_RESIDENT_TRANSPORT": "tcp"}).endswith(".tcp")
     assert client.lock_path("/t/res-1.tcp") == client.lock_path("/t/res-1.sock") == "/t/res-1.lock"
-    # Where there are no user ids (Windows): TCP by default, `unix` refused, sockets in the profile.
+    # The one switch of both warm processes, unless the resident's own names one.
+    assert client.transport({"TETHER_TRANSPORT": "tcp"}) == "tcp"
+    assert client.transport({"TETHER_TRANSPORT": "tcp", "TETHER_RESIDENT_TRANSPORT": "unix"}) == "unix"
+    # Where there are no user ids (Windows): TCP by default, `unix` refused.
     monkeypatch.delattr(os, "getuid")
     assert client.transport({}) == "tcp" and client.transport({"TETHER_RESIDENT_TRANSPORT": "unix"}) is None
-    assert client.runtime_dir({"LOCALAPPDATA": str(tmp_path)}) == str(tmp_path / "tether" / "run")
-    assert client.is_private(str(tmp_path)) and not client.is_private(str(tmp_path / "absent"))
-
-
-def test_an_endpoint_file_that_is_not_a_loopback_endpoint_is_refused(tmp_path: Path) -> None:
-    assert client.endpoint("/t/res-1.sock") == ("/t/res-1.sock", "")
-    good = tmp_path / "res-1.tcp"
-    good.write_text(f"127.0.0.1 4242 {'a' * 64}\n")
-    assert client.endpoint(str(good)) == (("127.0.0.1", 4242), "a" * 64)
-    for text in ("0.0.0.0 4242 " + "a" * 64, "127.0.0.1 http " + "a" * 64, "127.0.0.1 4242 short", ""):
-        good.write_text(text)
-        with pytest.raises(ConnectionRefusedError):
-            client.endpoint(str(good))
-    with pytest.raises(FileNotFoundError):
-        client.endpoint(str(tmp_path / "res-2.tcp"))
 
 
 def test_off_and_outside_a_project(repo: Path, tmp_path: Path) -> None:
@@ -129,7 +113,7 @@ def runtime(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> 
 
 def send(path: str, fields: dict[str, Any], body: bytes = b"", timeout: float = 10.0) -> tuple[bytes, bytes]:
     """One raw request to the process at `path` (a socket, or a TCP endpoint file), with its token."""
-    address, token = client.endpoint(path)
+    address, token = transport.endpoint(path)
     header = client.encode_header({**fields, "length": len(body), **({"token": token} if token else {})})
     return client.exchange(address, header + body, timeout)
 
@@ -232,7 +216,7 @@ def test_the_warm_hook_imports_only_the_standard_library(repo: Path, resident: s
         for line in done.stderr.splitlines()
         if line.startswith("import time:") and "imported package" not in line
     }
-    ours = {"tether", "tether.__main__", "tether.resident", "tether.resident.client"}
+    ours = {"tether", "tether.__main__", "tether.resident", "tether.resident.client", "tether.transport"}
     foreign = sorted(
         m
         for m in imported - ours
@@ -537,19 +521,6 @@ def test_a_wedged_process_costs_a_bounded_wait(repo: Path, runtime: Path) -> Non
         wedged.close()
 
 
-def _listening(port: int) -> list[str]:
-    """The local addresses with a socket listening on `port` (Linux: /proc/net/tcp and tcp6, in hex)."""
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as handle:
-            for line in handle.readlines()[1:]:
-                local, state = line.split()[1], line.split()[3]
-                address, _, hex_port = local.partition(":")
-                if int(hex_port, 16) == port and state == "0A":  # 0A: LISTEN
-                    found.append(address)
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the listening sockets in /proc")
 @pytest.mark.parametrize("runtime", ["tcp"], indirect=True)
 def test_over_tcp_only_loopback_listens_and_only_the_token_is_answered(
@@ -557,8 +528,8 @@ def test_over_tcp_only_loopback_listens_and_only_the_token_is_answered(
 ) -> None:
     path = Path(client.socket_path(str(repo), os.environ))
     assert path.suffix == ".tcp" and path.stat().st_mode & 0o777 == 0o600
-    (host, port), token = client.endpoint(str(path))
-    assert host == "127.0.0.1" and _listening(port) == ["0100007F"]  # 127.0.0.1, nothing else
+    (host, port), token = transport.endpoint(str(path))
+    assert host == "127.0.0.1" and listening(port) == ["0100007F"]  # 127.0.0.1, nothing else
     for wrong in ({}, {"token": "0" * 64}, {"token": token[:-1]}):
         message = client.encode_header({"op": "status", "length": 0, **wrong})
         head, _ = client.exchange((host, port), message, 5.0)
@@ -674,3 +645,25 @@ def test_soak_small(repo: Path, resident: subprocess.Popen[str], tether: Callabl
     assert errors == []
     assert open_fds(resident.pid) <= fds + 2
     assert (status(repo) or {})["rss_mib"] < rss + 30
+
+
+def test_start_and_stop_print_json(
+    repo: Path, runtime: Path, tether_proc: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    assert json.loads(tether_proc("resident", "stop", "--json").stdout) == {"ok": True, "stopping": False}
+    started = tether_proc("resident", "start", "--json")
+    assert started.returncode == 0 and json.loads(started.stdout) == {"ok": True, "started": True}
+    wait_for(lambda: status(repo) is not None)
+    again = json.loads(tether_proc("resident", "start", "--json").stdout)
+    assert again == {"ok": True, "started": False, "running": True, "reason": "running"}
+    pid = status(repo)["pid"]  # type: ignore[index]
+    assert json.loads(tether_proc("resident", "stop", "--json").stdout) == {
+        "ok": True,
+        "stopping": True,
+        "pid": pid,
+    }
+    wait_for(lambda: not Path(client.socket_path(str(repo), os.environ)).exists())
+    assert tether_proc("resident", "stop").stdout == "not running\n"  # the text is unchanged
+    outside = tether_proc("resident", "start", "--json", cwd=repo.parent)
+    assert outside.returncode == 1 and "no .tether/ found" in json.loads(outside.stdout)["error"]
+    assert "no .tether/ found" in outside.stderr

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import git
+from tether.config.database import redact_url
 from tether.project import init_project
 from tether.workspace import Workspace
 
@@ -82,3 +83,30 @@ def test_copy_needs_exactly_one_direction(repo: Path, tether: Callable[..., Any]
     assert tether("store", "copy", "--to", "postgresql:///a", "--from", "postgresql:///b").code == 1
     refused = tether("store", "copy", "--to", "mysql://nope")
     assert refused.code == 1 and "must be a Postgres URL" in refused.err
+    refused = tether("store", "copy", "--to", "mysql://nope", "--json")
+    assert refused.code == 1 and "must be a Postgres URL" in refused.err
+    assert (
+        json.loads(refused.out)["ok"] is False
+        and "must be a Postgres URL" in json.loads(refused.out)["error"]
+    )
+
+
+def test_copy_prints_json(repo: Path, home: Path, pg_url: str, tether: Callable[..., Any]) -> None:
+    with Workspace.open(repo, home=home) as ws:
+        fill(ws)
+        events = len(list(ws.store.events(None, limit=10_000)))
+    copied = tether("store", "copy", "--to", pg_url, "--json")
+    assert copied.code == 0, copied.err
+    report = json.loads(copied.out)
+    assert report == {
+        "ok": True,
+        "copied": "to",
+        "from": str(repo / ".tether" / "index.db"),
+        "into": redact_url(pg_url),  # no password
+        "memories": 6,
+        "events": events,
+        "kept_newer": 0,
+        "events_skipped": False,
+    }
+    again = json.loads(tether("store", "copy", "--to", pg_url, "--json").out)
+    assert again["events_skipped"] is True

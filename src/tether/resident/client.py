@@ -7,7 +7,8 @@ and the C `_socket` (the `socket` module would pull in `selectors` and `enum`, a
 together as much again as the interpreter's own start). When the process is absent, busy or late, the caller
 falls back to the in-process hook, with what is left of the hook's deadline. The CLI's read commands
 (`cli`) and the MCP server's read tools (`tool`) ask it the same way. The process is reached over a Unix
-socket, or over TCP on 127.0.0.1 with a token (`transport`: where there are no Unix sockets, as on Windows).
+socket, or over TCP on 127.0.0.1 with a token (`tether.transport`: where there are no Unix sockets, as on
+Windows), as the warm embedding process is.
 
 Wire format, each way: one line of JSON (the header), then exactly `length` bytes (the body; `length` 0 or
 absent: none). Requests name an `op`: `hook` (`agent`, `event`, `cwd`, `deadline`; the body is the agent's
@@ -27,6 +28,8 @@ import os
 import sys
 import time
 
+from tether.transport import choose, connect, endpoint, is_private, runtime_dir, suffix
+
 # Not `typing.TYPE_CHECKING`: importing `typing` imports `re` (mypy reads any constant of this name).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,10 +48,6 @@ DEFAULT_DEADLINE = 3.0
 CLI_TIMEOUT = 10.0
 # An MCP read tool, likewise (its server has the workspace to fall back on, opened on that first miss).
 TOOL_TIMEOUT = 10.0
-# The only address the TCP transport listens on or connects to: never a port other hosts can reach.
-LOOPBACK = "127.0.0.1"
-# AF_UNIX paths are cut at 104-108 bytes depending on the system.
-_MAX_SOCKET_PATH = 100
 _MAX_HEADER = 64 * 1024
 _MAX_BODY = 64 * 1024 * 1024
 _OK_PREFIX = b'{"ok":true,"length":'
@@ -64,49 +63,10 @@ def enabled(environ: Mapping[str, str]) -> bool:
 
 
 def transport(environ: Mapping[str, str]) -> str | None:
-    """How the resident process is reached: `unix`, a socket file in a private directory (the default where
-    there are Unix sockets), or `tcp`, a port on 127.0.0.1 only, with a random token per process in a
-    private file (the default where there are none: CPython has no AF_UNIX on Windows).
-    `TETHER_RESIDENT_TRANSPORT=unix|tcp` chooses; None when the one chosen is not there (or unknown)."""
-    import _socket
-
-    chosen = environ.get("TETHER_RESIDENT_TRANSPORT", "").strip().lower()
-    has_unix = hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
-    if chosen == "tcp" or (not chosen and not has_unix):
-        return "tcp"
-    if chosen in ("", "unix") and has_unix:
-        return "unix"
-    return None
-
-
-def runtime_dir(environ: Mapping[str, str]) -> str:
-    """The per-user directory for sockets: `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-<uid>`; where there
-    are no user ids (Windows), `%LOCALAPPDATA%\\tether\\run`, inside the user's own profile.
-
-    The second when the first is unset or too long for a socket path (the warm embedding process's too)."""
-    if not hasattr(os, "getuid"):
-        local = environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
-        return os.path.join(local, "tether", "run")
-    base = environ.get("XDG_RUNTIME_DIR", "")
-    if base.startswith("/"):
-        candidate = os.path.join(base, "tether")
-        if len(candidate) + len("/res-0123456789abcdef.starting") <= _MAX_SOCKET_PATH:
-            return candidate
-    return f"/tmp/tether-{os.getuid()}"
-
-
-def is_private(directory: str) -> bool:
-    """A real directory of this user that no one else can enter (else another user could answer hooks).
-
-    Where there are no user ids or mode bits (Windows), a real directory: the profile's own permissions
-    keep other users out of `runtime_dir` there."""
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        return False
-    if not hasattr(os, "getuid"):
-        return (info.st_mode & 0o170000) == 0o040000
-    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not info.st_mode & 0o077
+    """How the resident process is reached (`tether.transport`): `unix` or `tcp`, as
+    `TETHER_RESIDENT_TRANSPORT` or else `TETHER_TRANSPORT` names, else the platform's default; None when
+    the one named is not there (or unknown)."""
+    return choose(environ, "TETHER_RESIDENT_TRANSPORT")
 
 
 def user_home(environ: Mapping[str, str]) -> str:
@@ -147,8 +107,8 @@ def server_key(root: str, environ: Mapping[str, str]) -> str:
 
 def socket_path(root: str, environ: Mapping[str, str]) -> str:
     """The process's socket file (`.sock`), or over TCP its endpoint file (`.tcp`: address, port, token)."""
-    suffix = "tcp" if transport(environ) == "tcp" else "sock"
-    return os.path.join(runtime_dir(environ), f"res-{server_key(root, environ)}.{suffix}")
+    kind = transport(environ) or "unix"
+    return os.path.join(runtime_dir(environ), f"res-{server_key(root, environ)}{suffix(kind)}")
 
 
 def lock_path(socket: str) -> str:
@@ -160,19 +120,6 @@ def lock_path(socket: str) -> str:
 def starting_path(socket: str) -> str:
     """Touched by whoever starts a process, so racing hooks start one, not nine."""
     return socket.rpartition(".")[0] + ".starting"
-
-
-def endpoint(socket: str) -> tuple[str | tuple[str, int], str]:
-    """Where to connect, and the token to send: a Unix socket's path (no token: the file's mode and its
-    directory's keep others out), or the loopback address and token in a `.tcp` endpoint file. Raises
-    FileNotFoundError (no process) or ConnectionRefusedError (a file that is not a loopback endpoint)."""
-    if not socket.endswith(".tcp"):
-        return socket, ""
-    with open(socket, encoding="ascii", errors="replace") as handle:
-        fields = handle.read(512).split()
-    if len(fields) != 3 or fields[0] != LOOPBACK or not fields[1].isdigit() or len(fields[2]) < 32:
-        raise ConnectionRefusedError(f"{socket} is not a resident endpoint")
-    return (LOOPBACK, int(fields[1])), fields[2]
 
 
 def located(root: str, environ: Mapping[str, str]) -> tuple[str | tuple[str, int], str] | None:
@@ -243,14 +190,9 @@ def exchange(address: str | tuple[str, int], message: bytes, timeout: float) -> 
     """Send `message` (header line and body) to a socket path or a loopback (host, port) (`endpoint`) and
     read the reply's header line and body, all within `timeout` seconds. Raises OSError (TimeoutError,
     FileNotFoundError, ConnectionRefusedError...)."""
-    import _socket
-
     deadline = time.monotonic() + timeout
-    family = _socket.AF_INET if isinstance(address, tuple) else _socket.AF_UNIX
-    conn = _socket.socket(family, _socket.SOCK_STREAM)
+    conn = connect(address, timeout)
     try:
-        conn.settimeout(timeout)
-        conn.connect(address)
         conn.sendall(message)
         data = _read_until(conn, deadline, lambda buffer: b"\n" in buffer, _MAX_HEADER)
         head, _, body = data.partition(b"\n")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from tether.adapters.cli.common import emit, json_outcome
 from tether.resident import client
 
 
@@ -49,8 +50,9 @@ def serve(idle_seconds: float | None, max_rss_mib: float | None) -> None:
     root = _root()
     if not client.enabled(os.environ):
         raise click.ClickException(
-            "the resident process is off here: TETHER_RESIDENT=0, or TETHER_RESIDENT_TRANSPORT is not "
-            "`unix` or `tcp` (or `unix` where there are no Unix sockets): unset it, or set it to `tcp`"
+            "the resident process is off here: TETHER_RESIDENT=0, or TETHER_RESIDENT_TRANSPORT (else "
+            "TETHER_TRANSPORT) is not `unix` or `tcp` (or is `unix` where there are no Unix sockets): "
+            "unset it, or set it to `tcp`"
         )
     paths = resolve(root, Path(client.user_home(os.environ)))
     config = Config.load(*paths.config_files)
@@ -87,12 +89,22 @@ def serve(idle_seconds: float | None, max_rss_mib: float | None) -> None:
 
 
 @resident.command()
-def start() -> None:
+@json_outcome
+def start(as_json: bool) -> None:
     """Start the resident process in the background unless it runs (or is off)."""
     from tether.resident.launch import start as launch
 
-    started = launch(_root())
-    click.echo("started" if started else "not started: running, starting, or off")
+    root = _root()
+    started = launch(root)
+    if not as_json:
+        click.echo("started" if started else "not started: running, starting, or off")
+        return
+    reply: dict[str, object] = {"ok": True, "started": started}
+    if not started:
+        running = client.request(str(root), {"op": "status"}, os.environ, timeout=2.0) is not None
+        reply["running"] = running
+        reply["reason"] = "running" if running else "starting, or off (resident.enabled, TETHER_RESIDENT)"
+    emit(reply)
 
 
 @resident.command()
@@ -115,10 +127,20 @@ def status(as_json: bool) -> None:
 
 
 @resident.command()
-def stop() -> None:
+@json_outcome
+def stop(as_json: bool) -> None:
     """Stop the resident process (the next session start or command starts another)."""
     answered = client.request(str(_root()), {"op": "stop"}, os.environ, timeout=2.0)
-    click.echo("stopping" if answered else "not running")
+    if as_json:  # nothing to stop is not a failure
+        emit(
+            {
+                "ok": True,
+                "stopping": answered is not None,
+                **({"pid": answered[0].get("pid")} if answered else {}),
+            }
+        )
+    else:
+        click.echo("stopping" if answered else "not running")
 
 
 COMMANDS = (resident,)

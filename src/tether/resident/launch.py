@@ -18,6 +18,7 @@ from tether.config import Config
 from tether.fs import file_lock, make_private_dir
 from tether.project import resolve
 from tether.resident import client
+from tether.transport import is_private
 
 # Longer than a process takes to start and take its lock on a loaded machine: within it, no second start.
 START_GRACE_SECONDS = 10.0
@@ -26,7 +27,7 @@ START_GRACE_SECONDS = 10.0
 def private_dir(directory: Path) -> Path:
     """Create `directory` with mode 0700 (or tighten it, if it is ours); raise PermissionError if it is
     not a private directory of this user (another user could answer this user's hooks through it)."""
-    if not client.is_private(str(make_private_dir(directory))):
+    if not is_private(str(make_private_dir(directory))):
         raise PermissionError(f"{directory} is not a private directory of this user: remove it")
     return directory
 

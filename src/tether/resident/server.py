@@ -20,11 +20,9 @@ command) when its resident memory passes `max_rss_mib`.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import os
 import queue
-import secrets
 import signal
 import socket
 import sys
@@ -35,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tether.fs import write_atomic
-from tether.resident.client import LOOPBACK, reply_header
+from tether.resident.client import reply_header
+from tether.transport import authorized, listen
 
 # Reading one request (header and body) from a connected client; a hook sends it in one write.
 READ_SECONDS = 2.0
@@ -137,18 +135,7 @@ class ResidentServer:
         self.started = time.monotonic()
         self.last_used = time.monotonic()
         self._slots = threading.BoundedSemaphore(max_connections)
-        self.token = ""
-        if transport == "tcp":
-            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            self._listener.bind((LOOPBACK, 0))  # a port the system picks, on loopback only
-            self.token = secrets.token_hex(32)
-            port = self._listener.getsockname()[1]
-            write_atomic(path, f"{LOOPBACK} {port} {self.token}\n", mode=0o600)
-        else:
-            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self._listener.bind(str(path))
-            os.chmod(path, 0o600)
-        self._listener.listen(128)
+        self._listener, self.token = listen(str(path), transport, backlog=128)
         self._listener.settimeout(_TICK_SECONDS)
         self._inode = os.stat(path).st_ino
 
@@ -183,9 +170,7 @@ class ResidentServer:
             if not 0 <= length <= _MAX_BODY:
                 self._refuse(conn, "a request of the wrong shape")
                 return
-            if self.token and not hmac.compare_digest(
-                str(header.pop("token", "")).encode("utf-8", "replace"), self.token.encode()
-            ):
+            if not authorized(self.token, header.pop("token", None)):
                 self._refuse(conn, "not authorized")  # another user on this machine, or a stale token
                 return
             while len(body) < length:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
-from tether.errors import TetherError
+from tether.errors import TetherError, explain_os_error
 from tether.model.display import printable, safe_json
 from tether.model.memory import Memory
 from tether.workspace import Workspace
@@ -64,6 +65,32 @@ def _opener() -> WorkspaceOpener | None:
 
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
+
+
+def json_outcome(func: F) -> F:
+    """`--json` for a write or lifecycle command, which emits `{"ok": true, ...}` saying what it did. A
+    failure prints `{"ok": false, "error": "..."}` too, besides the usual message on stderr and exit 1
+    (a usage error is click's: exit 2, before the command runs)."""
+
+    @functools.wraps(func)
+    def run(*args: Any, as_json: bool, **kwargs: Any) -> Any:
+        try:
+            return func(*args, as_json=as_json, **kwargs)
+        except (TetherError, click.ClickException, OSError) as exc:
+            if as_json and not isinstance(exc, click.UsageError):
+                emit({"ok": False, "error": error_text(exc)})
+            raise
+
+    return json_option(cast(F, run))
+
+
+def error_text(exc: BaseException) -> str:
+    """What `tether.adapters.cli.main` prints for an error, without its `error: ` prefix."""
+    if isinstance(exc, click.ClickException):
+        return exc.format_message()
+    if isinstance(exc, OSError) and not isinstance(exc, TetherError):
+        return explain_os_error(exc)
+    return str(exc)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option
+from tether.adapters.cli.common import echo, emit, json_option, json_outcome
 from tether.config import Config
 from tether.embed.policy import in_process
 from tether.errors import ConfigError
@@ -105,17 +105,25 @@ def _detach(paths: Paths, spec: str, idle_seconds: int | None) -> None:
 
 
 @embedder_group.command(name="stop")
-def stop() -> None:
+@json_outcome
+def stop(as_json: bool) -> None:
     """Stop this project's warm embedding process (the next session start launches it again)."""
     from tether.embed.providers import EmbedderError
 
     paths, _, spec = _project()
+    remote = _remote(paths, spec)
     try:
-        reply = _remote(paths, spec).stop()
-    except EmbedderError:
-        echo("no embedding server is running for this project")
+        reply = remote.stop()
+    except EmbedderError as exc:
+        if as_json:  # nothing to stop is not a failure
+            emit({"ok": True, "stopped": False, "running": False, "reason": str(exc)})
+        else:
+            echo("no embedding server is running for this project")
         return
-    echo(f"stopped the embedding server (pid {reply.get('pid', '?')})")
+    if as_json:
+        emit({"ok": True, "stopped": True, "pid": reply.get("pid"), "socket": str(remote.path)})
+    else:
+        echo(f"stopped the embedding server (pid {reply.get('pid', '?')})")
 
 
 @embedder_group.command(name="status")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tether.adapters.cli.common import echo, emit, json_option, workspace
+from tether.adapters.cli.common import echo, emit, json_option, json_outcome, workspace
 from tether.errors import ValidationError
 from tether.workspace import Workspace
 
@@ -59,7 +59,8 @@ def status(as_json: bool) -> None:
 @click.option(
     "--from", "from_url", metavar="URL", help="Copy the database at URL into this checkout (notes too)."
 )
-def copy(to_url: str | None, from_url: str | None) -> None:
+@json_outcome
+def copy(to_url: str | None, from_url: str | None, as_json: bool) -> None:
     """Copy memories and the event log between the local SQLite index and a Postgres database.
 
     `--to` fills a team database from this checkout (its project's and your user memories); `--from`
@@ -87,6 +88,20 @@ def copy(to_url: str | None, from_url: str | None) -> None:
                 where = f"from {redact_url(url)} into {Path(ws.paths.index)}"
         finally:
             shared.close()
+    if as_json:
+        emit(
+            {
+                "ok": True,
+                "copied": "to" if to_url else "from",
+                "from": str(ws.paths.index) if to_url else redact_url(url),
+                "into": redact_url(url) if to_url else str(ws.paths.index),
+                "memories": report.memories,
+                "events": report.events,
+                "kept_newer": report.kept_newer,
+                "events_skipped": bool(report.events_skipped),
+            }
+        )
+        return
     echo(f"copied {report.memories} memories and {report.events} events {where}")
     if report.kept_newer:
         echo(f"note: {report.kept_newer} memories were newer in the target and kept there")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from tether.model.display import printable
+from tether.errors import TetherError, explain_os_error
+from tether.model.display import printable, safe_json
 
 if TYPE_CHECKING:
     from tether.adapters.install.installer import InstallReport
@@ -43,6 +45,47 @@ def _scope_options(verb: str) -> Callable[[F], F]:
     return decorate
 
 
+def _json_outcome(func: F) -> F:
+    """`--json`: `{"ok": true, ...}` naming what changed, or `{"ok": false, "error": "..."}` besides the
+    usual message and exit 1. (`tether.adapters.cli.common.json_outcome`'s twin: adapters do not import
+    each other.)"""
+
+    @functools.wraps(func)
+    def run(*args: Any, as_json: bool, **kwargs: Any) -> Any:
+        try:
+            return func(*args, as_json=as_json, **kwargs)
+        except (TetherError, click.ClickException, OSError) as exc:
+            if as_json and not isinstance(exc, click.UsageError):
+                if isinstance(exc, click.ClickException):
+                    text = exc.format_message()
+                elif isinstance(exc, OSError) and not isinstance(exc, TetherError):
+                    text = explain_os_error(exc)
+                else:
+                    text = str(exc)
+                echo(safe_json({"ok": False, "error": text}, indent=2))
+            raise
+
+    json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+    return cast(F, json_flag(run))
+
+
+def _report(report: InstallReport, dry_run: bool, as_json: bool) -> None:
+    if not as_json:
+        _show_install(report, dry_run)
+        return
+    data = {
+        "ok": True,
+        "agent": report.agent,
+        "scope": report.scope,
+        "dry_run": dry_run,
+        "changed": [str(p) for p in report.changed],
+        "backups": [str(p) for p in report.backups],
+        "notes": report.notes,
+        "diff": report.diff,
+    }
+    echo(safe_json(data, indent=2))
+
+
 def _show_install(report: InstallReport, dry_run: bool) -> None:
     if report.diff:
         echo(report.diff.rstrip())
@@ -65,7 +108,8 @@ def _show_install(report: InstallReport, dry_run: bool) -> None:
     help="Claude Code and Gemini CLI: tether's MCP tools that run without asking (read: search, get, "
     "links; all: also add, remove, pin; none: they ask, and headless `-p` runs cannot use them).",
 )
-def install(agent: str, scope: str, dry_run: bool, allow_tools: str) -> None:
+@_json_outcome
+def install(agent: str, scope: str, dry_run: bool, allow_tools: str, as_json: bool) -> None:
     """Write tether's hooks and MCP server into an agent's config (merged, idempotent, backed up).
 
     Project files are what a team commits: their commands run tether when a machine has it and stay quiet
@@ -78,19 +122,21 @@ def install(agent: str, scope: str, dry_run: bool, allow_tools: str) -> None:
     report = do_install(
         agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run, allow_tools=allow_tools
     )
-    _show_install(report, dry_run)
+    _report(report, dry_run, as_json)
 
 
 @click.command()
 @AGENT
 @_scope_options("Remove from")
-def uninstall(agent: str, scope: str, dry_run: bool) -> None:
+@_json_outcome
+def uninstall(agent: str, scope: str, dry_run: bool, as_json: bool) -> None:
     """Remove exactly what `tether install` added (hooks, MCP server, tool rules, TETHER_BIN)."""
     from tether.adapters.install.installer import uninstall as do_uninstall
     from tether.project import find_git_root
 
     root = find_git_root(Path.cwd()) or Path.cwd()
-    _show_install(do_uninstall(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run), dry_run)
+    report = do_uninstall(agent, scope=scope, root=root, home=Path.home(), dry_run=dry_run)
+    _report(report, dry_run, as_json)
 
 
 COMMANDS = (install, uninstall)

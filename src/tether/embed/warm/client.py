@@ -2,15 +2,16 @@
 
 A hook is a fresh process on every prompt and cannot wait seconds for a model to load. With a real model
 configured, one warm process per project and embedder (`tether.embed.warm.server`) loads it once and answers
-"embed these texts" over a Unix domain socket. This module is stdlib only and imports nothing heavy, so a
-hook can use it.
+"embed these texts" over a Unix domain socket, or over loopback TCP with a token where there are none
+(`tether.transport`, as the resident process is reached). This module is stdlib only and imports nothing
+heavy, so a hook can use it.
 
 Protocol: one JSON object per line, each way. Requests are `{"op": "ping"}` (liveness; counts as use),
 `{"op": "status"}` (the same, without counting as use), `{"op": "embed", "texts": [...]}` and
-`{"op": "stop"}`. Every reply names the server's `spec`, embedder `id` and `dim` (0 until the model has
+`{"op": "stop"}`; over TCP every request carries the `token` of the endpoint file. Every reply names the server's `spec`, embedder `id` and `dim` (0 until the model has
 loaded), and `ready`; an embed reply adds `vectors`: every vector's float32 values in order, in the
 machine's byte order (the socket never leaves the machine), base64-encoded. A failed request gets
-`{"error": "..."}`.
+`{"error": "..."}`; one without the right token gets only that, and its connection closed.
 
 >>> RemoteEmbedder(socket_path(index, "auto"), "auto").embed(["retry the upload"])  # doctest: +SKIP
 """
@@ -21,7 +22,6 @@ import base64
 import hashlib
 import json
 import os
-import socket
 import stat
 import sys
 import time
@@ -33,6 +33,8 @@ from typing import Any
 from tether.embed import Vector
 from tether.embed.providers._common import EmbedderError
 from tether.fs import file_lock, make_private_dir
+from tether.transport import choose, connect, endpoint, is_private, suffix
+from tether.transport import runtime_dir as _runtime_dir
 
 # A hook asks once per prompt; a warm MiniLM answers a query in 5-20 ms, so 300 ms means "not there".
 DEFAULT_TIMEOUT = 0.3
@@ -42,41 +44,37 @@ MAX_TEXTS = 32
 # After a failed model load, hooks wait this long before starting another server (a missing model would
 # otherwise cost a seconds-long process on every prompt).
 RETRY_AFTER_FAILURE_SECONDS = 600
-# AF_UNIX paths are cut at 104-108 bytes depending on the system.
-_MAX_SOCKET_PATH = 100
 _MAX_REPLY_BYTES = 64 * 1024 * 1024
 
 
-def supported() -> bool:
-    """Unix domain sockets and user ids exist here (not on Windows): otherwise hooks go without a model."""
-    return hasattr(socket, "AF_UNIX") and hasattr(os, "getuid")
+def transport(environ: Mapping[str, str] | None = None) -> str | None:
+    """How the warm process is reached (`tether.transport`): `unix` or `tcp`, as `TETHER_TRANSPORT` names,
+    else the platform's default (`tcp` on Windows); None when the one named is not there (or unknown)."""
+    return choose(os.environ if environ is None else environ)
+
+
+def supported(environ: Mapping[str, str] | None = None) -> bool:
+    """A transport is there (otherwise hooks go without a model): Unix sockets, or loopback TCP."""
+    return transport(environ) is not None
 
 
 def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The per-user directory for sockets: `$XDG_RUNTIME_DIR/tether`, else `/tmp/tether-<uid>`.
-
-    The second is used when the first is unset or too long for a socket path.
-    """
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_RUNTIME_DIR", "")
-    if base.startswith("/"):
-        candidate = Path(base) / "tether"
-        if len(str(candidate)) + len("/emb-0123456789abcdef.lock") <= _MAX_SOCKET_PATH:
-            return candidate
-    return Path("/tmp") / f"tether-{os.getuid()}"
+    """The per-user directory for sockets (`tether.transport.runtime_dir`), the resident process's too."""
+    return Path(_runtime_dir(os.environ if environ is None else environ))
 
 
 def check_private(directory: Path) -> None:
     """Raise EmbedderError unless `directory` is a real directory of this user that no one else can enter."""
+    if is_private(str(directory)):
+        return
     try:
         info = os.lstat(directory)
     except FileNotFoundError:
         raise EmbedderError(f"no embedding server: {directory} does not exist") from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise EmbedderError(
-            f"{directory} is not a private directory of this user (owner uid {info.st_uid}, mode "
-            f"{stat.S_IMODE(info.st_mode):o}): another user could serve vectors through it; remove it"
-        )
+    raise EmbedderError(
+        f"{directory} is not a private directory of this user (owner uid {info.st_uid}, mode "
+        f"{stat.S_IMODE(info.st_mode):o}): another user could serve vectors through it; remove it"
+    )
 
 
 def private_dir(directory: Path) -> Path:
@@ -85,17 +83,22 @@ def private_dir(directory: Path) -> Path:
     return directory
 
 
-def socket_path(index: Path, spec: str, directory: Path | None = None) -> Path:
+def socket_path(
+    index: Path, spec: str, directory: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
     """The socket of the server for this index and embedder spec: one model load per project and embedder.
+    Over TCP, its endpoint file (`.tcp`: address, port, token) in the same place.
 
     Named by a hash: a repository path can be longer than a socket path may be.
     """
     key = hashlib.sha256(f"{index}\0{spec}".encode()).hexdigest()[:16]
-    return (directory or runtime_dir()) / f"emb-{key}.sock"
+    kind = transport(environ) or "unix"
+    return (directory or runtime_dir(environ)) / f"emb-{key}{suffix(kind)}"
 
 
 def lock_path(socket: Path) -> Path:
-    """Held by the live server for its whole life: free means no server (its socket file is stale)."""
+    """Held by the live server for its whole life: free means no server (its socket file is stale).
+    One whichever the transport, so a `unix` and a `tcp` server never serve one project and model at once."""
     return socket.with_suffix(".lock")
 
 
@@ -180,18 +183,17 @@ class RemoteEmbedder:
         return [values[i * dim : (i + 1) * dim].tolist() for i in range(len(texts))]
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        if not supported():
-            raise EmbedderError("no embedding server: Unix domain sockets are not available here")
         check_private(self.path.parent)
         deadline = time.monotonic() + self.timeout
         data = bytearray()
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn = None
         try:
-            conn.settimeout(self.timeout)
-            while True:
+            address, token = endpoint(str(self.path))
+            if token:
+                request = {**request, "token": token}
+            while conn is None:
                 try:
-                    conn.connect(str(self.path))
-                    break
+                    conn = connect(address, self.timeout)
                 except (
                     BlockingIOError
                 ):  # the server's backlog is full for a moment: wait, within the deadline
@@ -221,7 +223,8 @@ class RemoteEmbedder:
         except OSError as exc:
             raise EmbedderError(f"cannot talk to the embedding server at {self.path}: {exc}") from None
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
         return self._check(json.loads(data))
 
     def _check(self, reply: Any) -> dict[str, Any]:
@@ -229,6 +232,8 @@ class RemoteEmbedder:
             raise EmbedderError(
                 f"the embedding server at {self.path} sent {type(reply).__name__}, not an object"
             )
+        if "spec" not in reply and "error" in reply:  # refused before it said who it is (a wrong token)
+            raise EmbedderError(f"the embedding server at {self.path} refused the request: {reply['error']}")
         if reply.get("spec") != self.spec:
             raise EmbedderError(
                 f"the embedding server at {self.path} serves {reply.get('spec')!r}, not {self.spec!r}"
@@ -279,10 +284,10 @@ def start_server(
     Two racing callers may both start one: the second finds the lock held and exits. After a failed load,
     nothing is started for `RETRY_AFTER_FAILURE_SECONDS` (`tether embedder serve` shows the error).
     """
-    if not supported():
+    if not supported(environ):
         return False
     directory = private_dir(runtime_dir(environ))
-    path = socket_path(index, spec, directory)
+    path = socket_path(index, spec, directory, environ)
     try:
         if time.time() - failure_path(path).stat().st_mtime < RETRY_AFTER_FAILURE_SECONDS:
             return False

@@ -1,7 +1,8 @@
 """The warm embedding process: loads the configured model once and answers `tether.embed.warm.client` requests.
 
 One process per project and embedder spec, on a socket in a private per-user directory
-(`tether.embed.warm.client.socket_path`). It holds a lock file for its whole life, so a second server for the
+(`tether.embed.warm.client.socket_path`), or (`transport="tcp"`: Windows) on a port of 127.0.0.1 whose every
+request must carry the token the process wrote, with the port, to its endpoint file there (`tether.transport`). It holds a lock file for its whole life, so a second server for the
 same socket exits at once and a socket file whose lock is free belongs to a dead server and is replaced.
 The socket is bound before the model loads, so clients get a quick "still loading" instead of a timeout.
 Model calls are serialized (one lock); clients are served in threads. It exits by itself after
@@ -30,9 +31,17 @@ from typing import Any
 from tether.embed import Embedder, HashedEmbedder
 from tether.embed.policy import in_process
 from tether.embed.static import StaticEmbedder
-from tether.embed.warm.client import failure_path, lock_path, private_dir, runtime_dir, socket_path, supported
+from tether.embed.warm.client import (
+    failure_path,
+    lock_path,
+    private_dir,
+    runtime_dir,
+    socket_path,
+    transport,
+)
 from tether.errors import ConfigError
 from tether.fs import file_lock
+from tether.transport import LOOPBACK, authorized, listen
 
 # More than a hook ever sends (`embed_client.MAX_TEXTS`), so the CLI could share the server one day.
 MAX_TEXTS = 256
@@ -57,23 +66,45 @@ class _Handler(socketserver.StreamRequestHandler):
             except ValueError as exc:
                 self._send({"error": f"request is not JSON: {exc}"})
                 return
+            given = request.pop("token", None) if isinstance(request, dict) else None
+            if not authorized(self.server.token, given):
+                # Another user on this machine, or a stale token: no answer, not even what it serves.
+                self.server.refused += 1
+                self._send({"error": "not authorized: the token of the endpoint file is needed"}, bare=True)
+                return
             self._send(self.server.answer(request))
 
-    def _send(self, reply: dict[str, Any]) -> None:
+    def _send(self, reply: dict[str, Any], *, bare: bool = False) -> None:
+        message = reply if bare else {**self.server.identity(), **reply}
         with contextlib.suppress(OSError):  # the client gave up (its timeout): nothing to do
-            self.wfile.write(json.dumps({**self.server.identity(), **reply}).encode() + b"\n")
+            self.wfile.write(json.dumps(message).encode() + b"\n")
 
 
-class EmbedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """The socket server and the model behind it; `run` drives its life."""
+class EmbedServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    """The socket server and the model behind it; `run` drives its life. Over either transport: the
+    listening socket is `tether.transport.listen`'s (a TCPServer only accepts on it)."""
 
     daemon_threads = True
     # socketserver's default backlog is 5: nine sessions' hooks at once (and a busy machine that lets the
     # accept loop fall behind) overflow it, and a Unix socket then refuses connects with EAGAIN.
     request_queue_size = 128
 
-    def __init__(self, path: Path, spec: str, embedder: Embedder, index: Path, idle_seconds: float) -> None:
-        super().__init__(str(path), _Handler)
+    def __init__(
+        self,
+        path: Path,
+        spec: str,
+        embedder: Embedder,
+        index: Path,
+        idle_seconds: float,
+        *,
+        transport: str = "unix",
+    ) -> None:
+        super().__init__((LOOPBACK, 0), _Handler, bind_and_activate=False)
+        self.socket.close()  # the unbound one TCPServer made: `listen` binds the transport's own
+        self.socket, self.token = listen(str(path), transport, backlog=self.request_queue_size)
+        self.server_address = self.socket.getsockname()
+        self.transport = transport
+        self.refused = 0
         self.path = path
         self.spec = spec
         self.embedder = embedder
@@ -100,6 +131,8 @@ class EmbedServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 "pid": os.getpid(),
                 "index": str(self.index),
                 "served": self.served,
+                "refused": self.refused,
+                "transport": self.transport,
                 "idle_seconds": self.idle_seconds,
                 "idle_for": round(time.monotonic() - self.last_used, 1),
             }
@@ -197,14 +230,18 @@ def serve(
     """
     from tether.embed.providers import make_embedder
 
-    if not supported():
-        raise ConfigError("the embedding server needs Unix domain sockets, which this system lacks")
+    kind = transport(environ)
+    if kind is None:
+        raise ConfigError(
+            "the embedding server has no transport here: TETHER_TRANSPORT is not `unix` or `tcp` (or is "
+            "`unix` where there are no Unix sockets): unset it, or set it to `tcp`"
+        )
     if in_process(spec):
         raise ConfigError(
             f"the embedder {spec.strip() or 'hashed'!r} needs no server: it is computed in every process"
         )
     directory = private_dir(runtime_dir(environ))
-    path = socket_path(index, spec, directory)
+    path = socket_path(index, spec, directory, environ)
     try:
         # One thread per model call: the server answers one short query at a time, and a pool of a thread
         # per core fights the hook processes for the CPU (`tether embedder serve` sets torch's the same way).
@@ -219,8 +256,9 @@ def serve(
             return "already running"
         # The lock was free, so whatever socket file is there belongs to a dead server.
         path.unlink(missing_ok=True)
-        server = EmbedServer(path, spec, embedder, index, idle_seconds)
-        log(f"serving {spec!r} for {index} on {path} (pid {os.getpid()}, idle exit {idle_seconds:g}s)")
+        server = EmbedServer(path, spec, embedder, index, idle_seconds, transport=kind)
+        where = f"127.0.0.1 (endpoint {path})" if kind == "tcp" else str(path)
+        log(f"serving {spec!r} for {index} on {where} (pid {os.getpid()}, idle exit {idle_seconds:g}s)")
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, lambda signum, frame: server.stopping.set())
         reason = server.run(log)
