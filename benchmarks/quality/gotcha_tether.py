@@ -164,14 +164,8 @@ class Prepared:
     def _parent_text(self, parent: str, path: str) -> str | None:
         key = (parent, path)
         if key not in self._shown:
-            done = subprocess.run(
-                ["git", f"--git-dir={self.corpus.git_dir}", "show", f"{parent}:{path}"],
-                capture_output=True,
-                check=False,
-            )
-            self._shown[key] = (
-                done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
-            )
+            blob = self.corpus.blob(parent, path)
+            self._shown[key] = blob.decode("utf-8", "surrogateescape") if blob is not None else None
         return self._shown[key]
 
     def corpus_ids(

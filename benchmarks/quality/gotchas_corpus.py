@@ -128,14 +128,12 @@ class GotchaCorpus:
         """The repository at C1 with no later history reachable (`corpus.Corpus.checkout_at_c1`)."""
         return Corpus(self.repo, self.github, self.c1, self.c2, self.git_dir, [], [], {}).checkout_at_c1(dest)
 
-    def text_at_c1(self, path: str) -> str:
-        """The file `path` as it is at C1 ("" where git has none)."""
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The file `path` as it is at `rev`; None where git has none."""
         done = subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", "show", f"{self.c1}:{path}"],
-            capture_output=True,
-            check=False,
+            ["git", f"--git-dir={self.git_dir}", "show", f"{rev}:{path}"], capture_output=True, check=False
         )
-        return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+        return done.stdout if done.returncode == 0 else None
 
     def by_file(self) -> dict[str, list[Gotcha]]:
         out: dict[str, list[Gotcha]] = {}

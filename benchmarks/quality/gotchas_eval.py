@@ -185,7 +185,9 @@ class BM25FilesCode(BM25Files):
         rows = []
         for m in corpus.memories:
             if m.path not in texts:
-                texts[m.path] = corpus.text_at_c1(m.path).splitlines()
+                texts[m.path] = (
+                    (corpus.blob(corpus.c1, m.path) or b"").decode("utf-8", "replace").splitlines()
+                )
             code = "\n".join(texts[m.path][max(0, m.line - 1 - CODE_LINES) : m.end_line + CODE_LINES])
             rows.append((m.id, m.path, f"{m.summary}\n{m.details}\n{code}"))
         self.pool.db.execute("DELETE FROM notes")
