@@ -45,6 +45,7 @@ class FileView:
         self._text = text or ""
         self._definitions: list[Definition] | None = None
         self._parsed = False
+        self._resolved: dict[Anchor, Resolution] = {}
 
     @classmethod
     def read(cls, root: Path, path: str) -> FileView:
@@ -56,6 +57,13 @@ class FileView:
             return cls(path, full.read_text(encoding="utf-8", errors="surrogateescape"))
         except OSError:
             return cls(path, None)
+
+    def resolved(self, anchor: Anchor) -> Resolution:
+        """`resolve(anchor, self)`, worked out once per anchor for this view: a recall's channels that read
+        the same file (the edit's place, the place words) ask alike."""
+        if anchor not in self._resolved:
+            self._resolved[anchor] = resolve(anchor, self)
+        return self._resolved[anchor]
 
     def definitions(self) -> list[Definition] | None:
         """Definitions in source order; None for a language without a grammar here."""

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
-from tether.anchors.resolve import FileView, resolve
+from tether.anchors.resolve import FileView
 from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.channels import Pool, competition_ranks
@@ -58,7 +58,7 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
             for anchor in memory.anchors if memory is not None else ():
                 if anchor.path != path:
                     continue
-                now = resolve(anchor, file).anchor
+                now = file.resolved(anchor).anchor
                 if now.lost or now.lines is None:
                     continue  # the code is gone: the memory is about its file only
                 within = file.symbol(now.within, now.lines[0]) if now.within else None
@@ -142,7 +142,7 @@ def place_channel(
             for anchor in memories[mid].anchors:
                 if anchor.path != path:
                     continue
-                now = resolve(anchor, file).anchor
+                now = file.resolved(anchor).anchor
                 if now.lost or now.lines is None:
                     continue
                 first, last = now.lines[0] - scoring.PLACE_LINES, now.lines[1] + scoring.PLACE_LINES
