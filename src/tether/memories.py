@@ -35,6 +35,7 @@ from tether.model.secrets import find_secret
 from tether.model.wikilinks import link_key
 from tether.notes import format as notes
 from tether.notes.pending import Pending, Request
+from tether.notes.stamps import kept_in_step
 from tether.notes.sync import PENDING_VECTORS
 from tether.project import Paths
 from tether.repo.map import RepoMap
@@ -369,9 +370,10 @@ class Memories:
         with self.lock():
             memory = self.get(memory_id)
             path = self._note_path(memory)
-            if path is not None:
-                path.unlink(missing_ok=True)
-            self.store.remove(memory.id)
+            with kept_in_step(self.store, self.note_dirs()):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+                self.store.remove(memory.id)
         return memory
 
     def pin(self, memory_id: str, pinned: bool = True) -> Memory:
@@ -426,9 +428,10 @@ class Memories:
             raise NoteError(
                 str(target), f"{problem[1]}; fix the note by hand (or delete it) before changing this memory"
             )
-        write_atomic(target, notes.render(memory))
-        stat = target.stat()
-        self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, embedder_id)
+        with kept_in_step(self.store, self.note_dirs()):
+            write_atomic(target, notes.render(memory))
+            stat = target.stat()
+            self.store.put(memory, NoteRef(str(target), stat.st_mtime_ns, stat.st_size), vector, embedder_id)
         return memory
 
     @contextmanager
@@ -436,6 +439,13 @@ class Memories:
         """Serialize writers across processes, so a read, its checks and its write are one step."""
         with file_lock(self.paths.tether_dir / ".lock"):
             yield
+
+    def sources(self) -> list[tuple[Path | None, str]]:
+        """The note directories with their scope, in the order their stamps are recorded."""
+        return [(self.paths.project_notes, "project"), (self.paths.user_notes, "user")]
+
+    def note_dirs(self) -> list[Path | None]:
+        return [directory for directory, _ in self.sources()]
 
     def notes_dir(self, scope: str) -> Path:
         if scope == "project":

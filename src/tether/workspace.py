@@ -212,9 +212,6 @@ class Workspace(Memories):
 
     # -- the index --------------------------------------------------------------------------------
 
-    def sources(self) -> list[tuple[Path | None, str]]:
-        return [(self.paths.project_notes, "project"), (self.paths.user_notes, "user")]
-
     def sync(self, *, full: bool = False, fresh_within: float | None = None) -> SyncReport:
         """Index what changed in the notes (see `NoteIndex.sync`)."""
         self.last_sync = self.index.sync(full=full, fresh_within=fresh_within)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -126,66 +127,69 @@ def refresh_repo(
 REPO_FRESH_SECONDS = 30.0
 
 
-def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
+def maintain(ws: Memories, *, in_hook: bool = False, later: list[str] | None = None) -> Housekeeping:
     """Everything session start does, as a report (also `tether maintain`); `in_hook`: see `refresh_repo`.
 
     A session start runs the periodic passes (archive, the cleanup count) only when due, and not at all in
     the resident process, whose quiet moments run them (`tether.lifecycle.passes`); it says what they
-    found there since. Each pass is independent: one that fails is logged and the others still run, so a
-    problem in, say, a rule file never costs the agent its pinned memories."""
+    found there since. In its own process, a session start leaves the repo map's refresh and the due
+    passes of a large project to a background process (`tether.lifecycle.background`), naming them in
+    `later` (the caller starts it). Each pass is independent: one that fails is logged and the others still
+    run, so a problem in, say, a rule file never costs the agent its pinned memories."""
+    from tether.lifecycle.background import HOOK_MAX_FILES, HOOK_MAX_MEMORIES, large
+    from tether.lifecycle.cleanup import hint_check
     from tether.lifecycle.passes import META_ARCHIVE_PASS, archive_due, take_hints
 
     report = Housekeeping()
     elsewhere = in_hook and ws.passes_between_requests
+    cold = in_hook and not elsewhere  # a session start in its own process
+    later = later if later is not None else []
 
     def repo() -> None:
+        if cold:
+            repo = ws.repo_map()
+            size = repo.size() if repo is not None else None
+            if repo is not None and size is not None and size > HOOK_MAX_FILES:
+                if not repo.fresh(REPO_FRESH_SECONDS):
+                    later.append("repo map")
+                return
         refreshed = refresh_repo(ws, in_hook=in_hook)
         report.renamed, report.reanchored = refreshed.renamed, refreshed.reanchored
 
-    def archive() -> None:
+    def passes() -> None:
         from tether.lifecycle.archive import archive_pass
+        from tether.lifecycle.cleanup import cleanup_hint
 
-        now = ws.clock()
-        if elsewhere or (in_hook and not archive_due(ws)):
-            return  # a session start ran it within ARCHIVE_EVERY (its 45-day rule cannot care), or the
-            # resident process runs it between requests
-        report.archived = archive_pass(ws)
         if in_hook:
-            ws.store.set_meta(META_ARCHIVE_PASS, now.isoformat())
+            report.hints += take_hints(ws)  # what the passes found between requests, or in the background
+        if elsewhere:
+            return  # the resident process runs them between requests
+        archiving = not in_hook or archive_due(ws)  # a session start: at most every ARCHIVE_EVERY
+        if cold and (archiving or hint_check(ws, in_hook=True)) and large(ws, HOOK_MAX_MEMORIES):
+            later.append("lifecycle passes")
+            return
+        if archiving:
+            now = ws.clock()
+            report.archived = archive_pass(ws)
+            if in_hook:
+                ws.store.set_meta(META_ARCHIVE_PASS, now.isoformat())
+        hint = cleanup_hint(ws, in_hook=in_hook)
+        if hint:
+            report.hints.append(hint)
 
     def rules() -> None:
         from tether.intake.rules import resync_if_changed
 
         resync_if_changed(ws)
 
-    def cleanup() -> None:
-        from tether.lifecycle.cleanup import cleanup_hint
-
-        if in_hook:
-            report.hints += take_hints(ws)  # what the passes found between requests
-        hint = None if elsewhere else cleanup_hint(ws, in_hook=in_hook)
-        if hint:
-            report.hints.append(hint)
-
-    for name, step in (("repo map", repo), ("archive", archive), ("rules", rules), ("cleanup", cleanup)):
+    for name, step in (("repo map", repo), ("rules", rules), ("passes", passes)):
         started = time.perf_counter()
         try:
             step()
         except Exception:
             ws.log(f"housekeeping: the {name} pass failed", exc=True)
         report.seconds[name] = time.perf_counter() - started
-    if report.renamed:
-        moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
-        report.hints.insert(
-            0, f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves})."
-        )
-    if report.reanchored.lost:
-        lost = ", ".join(f"{a.label()} in {a.path}" for _, a in report.reanchored.lost[:5])
-        report.hints.insert(
-            0,
-            f"tether: {len(report.reanchored.lost)} memory anchor(s) lost their code ({lost}); those memories "
-            "are about their files now (`tether list --dead-anchors`).",
-        )
+    report.hints[:0] = refresh_hints(report)
     if report.archived:
         from tether.lifecycle.archive import archived_hint
 
@@ -193,8 +197,60 @@ def maintain(ws: Memories, *, in_hook: bool = False) -> Housekeeping:
     return report
 
 
-def session_start_housekeeping(ws: Memories) -> list[str]:
-    return maintain(ws, in_hook=True).hints
+def refresh_hints(report: Housekeeping) -> list[str]:
+    """What a session start says about memories that followed renamed files and anchors that lost their code."""
+    hints = []
+    if report.reanchored.lost:
+        lost = ", ".join(f"{a.label()} in {a.path}" for _, a in report.reanchored.lost[:5])
+        hints.append(
+            f"tether: {len(report.reanchored.lost)} memory anchor(s) lost their code ({lost}); those memories "
+            "are about their files now (`tether list --dead-anchors`)."
+        )
+    if report.renamed:
+        moves = ", ".join(f"{old} → {new}" for _, old, new in report.renamed[:5])
+        hints.append(f"tether: {len(report.renamed)} memory file reference(s) followed renames ({moves}).")
+    return hints
+
+
+def session_start_housekeeping(ws: Memories, later: list[str] | None = None) -> list[str]:
+    """`maintain` for a session start; what it and the caller (`later`: the note scan) leave to the
+    background goes to one detached process."""
+    from tether.lifecycle.background import start
+
+    later = list(later or [])
+    hints = maintain(ws, in_hook=True, later=later).hints
+    if later:
+        start(ws, later)
+    return hints
+
+
+def run_background(ws: Memories, scan: Callable[[], object], *, wait: bool = False) -> bool:
+    """What a session start left to the background (`tether maintain --background`): the scan of every
+    note (`scan`: the workspace's full sync), the repo map's refresh with renames and anchors followed, the
+    due passes to their end, what they found kept for the next session start. False when another such
+    process holds the lock (and `wait` is off)."""
+    from tether.lifecycle.background import background_lock
+    from tether.lifecycle.passes import DuePasses, add_hint
+
+    with background_lock(ws, wait=wait) as held:
+        if not held:
+            return False
+        started = time.perf_counter()
+        scan()
+        try:
+            for hint in refresh_hints(refresh_repo(ws)):
+                add_hint(ws, hint)
+        except Exception:
+            ws.log("housekeeping: the repo map pass failed", exc=True)
+        passes = DuePasses(ws)
+        while not passes.step(1.0):
+            pass
+        ws.log(f"{BACKGROUND_DONE} in {time.perf_counter() - started:.2f} s")
+        return True
+
+
+# The line the background process logs when it is through (what a test or a person waits for).
+BACKGROUND_DONE = "housekeeping: the background pass is done"
 
 
 def end_session(ws: Memories, session: str, transcript: str) -> None:

@@ -20,6 +20,7 @@ from tether.errors import NoteError
 from tether.fs import sweep_orphans
 from tether.model.memory import Memory
 from tether.notes import format as notes
+from tether.notes.stamps import STAMPS, dir_stamps, last_scan, record_scan
 from tether.store.base import NoteRef, Store
 
 
@@ -215,14 +216,13 @@ def rebuild(
 # Set when memories were indexed without vectors (a hook with no warm process yet): whoever can embed
 # next (a later hook that finds the warm process up, any command) embeds them.
 PENDING_VECTORS = "vectors.pending"
-# The note directories' mtimes at the last sync: a light process (a hook) re-reads notes only when they moved.
-_STAMPS = "notes.dir_stamps"
 # The embedder whose vectors the index holds for every memory: a different one (a new model, or a new
 # version of the hashed embedder) makes the next sync embed what lacks a vector.
 _EMBEDDED = "vectors.embedder"
 # How long a long-lived process (the MCP server, the resident process) trusts the note directories' mtimes
-# after its own scan of every note: an editor's in-place save shows within this, the resident's watch
-# (`tether.resident.answers.WATCH_SECONDS`) scans as often, and a burst of calls costs one scan.
+# after a scan of every note (its own, or any process's: `notes.stamps.SCANNED`): an editor's in-place save
+# shows within this, the resident's watch (`tether.resident.answers.WATCH_SECONDS`) scans as often, and a
+# burst of calls costs one scan.
 FRESH_SECONDS = 15.0
 # The most missing vectors a hook embeds through the warm process (`embed.warm.client.MAX_TEXTS` a request).
 HOOK_EMBED_MAX = 32
@@ -253,20 +253,17 @@ class NoteIndex:
         self._pass: tuple[float, str, list[tuple[str, NoteRef]], int] | None = None
 
     def sync(self, *, full: bool = False, fresh_within: float | None = None) -> SyncReport:
-        """Index what changed in the notes. A light process trusts the note directories' mtimes: tether's
-        own writes (temp file + rename) and new or deleted notes change them, an editor saving in place may
-        not; such an edit is picked up by the next command or session start (`full`).
+        """Index what changed in the notes. A light process trusts the note directories' mtimes
+        (`tether.notes.stamps`): tether's own writes keep them in step, new or deleted notes change them, an
+        editor saving in place may not; such an edit is picked up by the next scan of every note (`full`,
+        every command, a session start's when the last one is old: `tether.lifecycle.background`).
 
-        `fresh_within` (seconds): a long-lived process (the MCP server, the resident process) trusts the
-        mtimes too while its own last scan of every note is that recent, so a call costs one `stat` per
-        note directory instead of one per note (147 ms at 10k notes); an in-place edit waits that long."""
+        `fresh_within` (seconds): trust the mtimes too while the last scan of every note (this process's,
+        or any process's as the index records it) is that recent, so a call costs one `stat` per note
+        directory instead of one per note (147 ms at 10k notes); an in-place edit waits that long."""
         stamps = self.dir_stamps()
-        recent = (
-            fresh_within is not None
-            and self._scanned is not None
-            and time.monotonic() - self._scanned < fresh_within
-        )
-        if (recent or (self.light and not full)) and self.store.get_meta(_STAMPS) == stamps:
+        recent = fresh_within is not None and self.scanned_within(fresh_within)
+        if (recent or (self.light and not full)) and self.store.get_meta(STAMPS) == stamps:
             if self.embedders.heavy and self.store.get_meta(PENDING_VECTORS) and self.embedders.warm():
                 self.embed_missing()  # indexed by a hook before the warm process was up
             return SyncReport()
@@ -284,10 +281,19 @@ class NoteIndex:
             self.embed_missing()  # notes a hook indexed without vectors, or vectors of another embedder
         elif embedder is None and report.changed:
             self.store.set_meta(PENDING_VECTORS, "1")
-        self.store.set_meta(_STAMPS, stamps)
+        with self.store.transaction():
+            self.store.set_meta(STAMPS, stamps)
+            record_scan(self.store, len(report.seen))
         self._scanned = time.monotonic()
         self._seen, self._pass = report.seen, None
         return report
+
+    def scanned_within(self, seconds: float) -> bool:
+        """Whether a scan of every note (this process's, or any process's) finished under `seconds` ago."""
+        if self._scanned is not None and time.monotonic() - self._scanned < seconds:
+            return True
+        last = last_scan(self.store)
+        return last is not None and 0 <= last[0] < seconds
 
     def watch(self, budget: float) -> bool | None:
         """One slice, of about `budget` seconds, of a pass over every note's stat: what a scan of every note
@@ -318,7 +324,7 @@ class NoteIndex:
                 return False
             at += 1
         self._pass = None
-        if self.dir_stamps() != stamps or self.store.get_meta(_STAMPS) != stamps:
+        if self.dir_stamps() != stamps or self.store.get_meta(STAMPS) != stamps:
             return False  # a note was written, renamed or deleted meanwhile
         self._scanned = max(self._scanned or started, started)
         return True
@@ -368,10 +374,4 @@ class NoteIndex:
 
     def dir_stamps(self) -> str:
         """The note directories' mtimes: they move with every note written, renamed or deleted."""
-        stamps = []
-        for directory, _ in self.sources:
-            try:
-                stamps.append(str(directory.stat().st_mtime_ns) if directory else "-")
-            except OSError:
-                stamps.append("-")
-        return ",".join(stamps)
+        return dir_stamps([directory for directory, _ in self.sources])

@@ -166,6 +166,14 @@ class RepoMap:
         probe = git_probe(self.root)
         return (probe[1] if probe is not None else None) == state.get("last_commit")
 
+    def size(self) -> int | None:
+        """How many files the last refresh listed (None before one recorded it): what a refresh with
+        nothing new costs grows with it."""
+        try:
+            return int(self.tables.state().get("files_count") or "")
+        except ValueError:
+            return None
+
     def backlog(self) -> int:
         """The commits a refresh would read now: 0 when history is up to date, every commit of HEAD when
         it would build from scratch (never built, other rules or root, history rewritten), what is left

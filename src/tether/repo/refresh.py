@@ -163,6 +163,7 @@ class Refresh:
                             **self._base,
                             "last_commit": head,
                             "files_digest": _digest(files),
+                            "files_count": str(len(files)),
                             "refreshed_at_ns": str(started),
                             "head_stamp": stamp,
                             "partial": None,

@@ -127,12 +127,26 @@ def _ask(count: int) -> list[int]:
 
 
 @click.command()
+@click.option(
+    "--background",
+    is_flag=True,
+    help="What a session start leaves to the background: the note scan, repo map refresh and the due "
+    "passes, quietly, what they find kept for the next session start; nothing when one is running.",
+)
 @json_option
-def maintain(as_json: bool) -> None:
+def maintain(background: bool, as_json: bool) -> None:
     """Run what session start runs: repo map refresh, rename following, soft-archive of ignored
     memories, rule file re-sync and the cleanup check; print what it did."""
     from tether.lifecycle.housekeeping import maintain as run_maintain
 
+    if background:
+        from tether.lifecycle.housekeeping import run_background
+
+        with workspace(sync_notes=False) as ws:  # the scan, and the renames it follows, are the pass's
+            ran = run_background(ws, lambda: ws.sync(full=True))
+        if as_json:
+            emit({"ran": ran})
+        return
     with workspace() as ws:
         report = run_maintain(ws)
     if as_json:

@@ -16,7 +16,6 @@ from tether.anchors.resolve import FileView, resolve
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
-from tether.notes.sync import FRESH_SECONDS
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.channels import refs_naming
 from tether.recall.evidence import memory_line
@@ -75,11 +74,7 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
     warm_up(ws)  # first, so the model loads while the rest of session start runs
     for ignored in ws.config.ignored:  # once a session, where a person reads the log
         ws.log(f"config: {ignored.message()}")
-    # Notes edited in place since the last command (hooks otherwise trust dir mtimes). In the resident
-    # process, its watch scans them every 15 s while idle: a minute allows for a busy stretch (a scan of
-    # 10k notes takes 0.25-0.9 s, more than a session start may spend there).
-    ws.sync(full=True, fresh_within=4 * FRESH_SECONDS)
-    hints = session_start_housekeeping(ws)
+    hints = session_start_housekeeping(ws, later=[] if scan_notes(ws) else ["note scan"])
     repo = ws.repo_map()
     pinned = [
         m
@@ -113,6 +108,23 @@ def session_start(ws: Workspace, event: HookEvent) -> Reply:
         parts.append(block(core, CORE_HEADER))
     parts.extend(hints)
     return Reply("\n\n".join(parts))
+
+
+def scan_notes(ws: Workspace) -> bool:
+    """Scan every note for ones edited in place (hooks otherwise trust the directories' mtimes, which
+    tether's own writes keep in step). Past `HOOK_MAX_NOTES` notes, a session start in its own process
+    trusts a scan any process made under `SCAN_EVERY` ago, and otherwise leaves it to the background
+    (False: `tether.lifecycle.background`). The resident process's watch scans every 15 s while idle: it
+    trusts its scans for `SCAN_EVERY` too, which allows for a busy stretch."""
+    from tether.lifecycle.background import HOOK_MAX_NOTES, SCAN_EVERY, large
+
+    if ws.passes_between_requests:
+        ws.sync(full=True, fresh_within=SCAN_EVERY)
+    elif not large(ws, HOOK_MAX_NOTES):
+        ws.sync(full=True)
+    elif not ws.index.scanned_within(SCAN_EVERY):
+        return False  # opening the workspace synced what the directories' mtimes show
+    return True
 
 
 def prompt(ws: Workspace, event: HookEvent) -> Reply:
