@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +36,8 @@ def write_atomic(
     target.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         mode = _mode_of(mode_from if mode_from is not None else target)
+    import tempfile  # a write only: its import (with shutil's) is 10 ms of a hook that only reads
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

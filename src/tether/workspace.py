@@ -16,29 +16,41 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.config import Config
 from tether.config.database import database_url
 from tether.embed.base import Embedder
 from tether.embed.policy import EmbedderPolicy
 from tether.errors import StoreDamaged, ValidationError
-from tether.intake import jsonl
-from tether.lifecycle.doctor import Doctor, dead_refs, doctor
 from tether.memories import Added, Memories
 from tether.model.limits import PROMPT_TAIL, QUERY_MAX
 from tether.model.memory import CATEGORIES, Memory, check_choice
 from tether.model.timestamps import utcnow
 from tether.notes.sync import NoteIndex, Progress, SyncReport
 from tether.project import Paths, resolve
-from tether.recall.evidence import Candidate, Recalled, RecallResult
-from tether.recall.recaller import Recaller, RecallSettings
 from tether.store.base import Query, Store
-from tether.store.sqlite.recovery import check_damage, move_aside
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, HOOK_BUSY_TIMEOUT_MS
 from tether.store.sqlite.store import SQLiteStore
 
+if TYPE_CHECKING:
+    from tether.lifecycle.doctor import Doctor
+    from tether.recall.evidence import Candidate, Recalled, RecallResult
+    from tether.recall.recaller import Recaller
+
+# Recall, doctor, export and index recovery load where they are used: a session start, which needs none
+# of them, would otherwise pay for their imports (tens of milliseconds of a hook's start).
+
 __all__ = ["Added", "Doctor", "Workspace", "environ_session"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Doctor":  # `from tether.workspace import Doctor`, as before it loaded lazily
+        from tether.lifecycle.doctor import Doctor
+
+        return Doctor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # In the local index's meta: the identity of the shared store its note bookkeeping refers to ('' or
 # missing: the index itself holds the memories).
@@ -138,6 +150,8 @@ class Workspace(Memories):
             except StoreDamaged as damage:  # damage past the header shows only when pages are read
                 if not recover:
                     raise
+                from tether.store.sqlite.recovery import check_damage, move_aside
+
                 ws.store.close()
                 check_damage(paths.index, damage)
                 ws.recovered = move_aside(paths.index, ws.clock())
@@ -185,6 +199,8 @@ class Workspace(Memories):
         except StoreDamaged as damage:
             if not self._recover:
                 raise
+            from tether.store.sqlite.recovery import check_damage, move_aside
+
             # The index is derived: a damaged one is moved aside (kept for inspection) and rebuilt from the
             # notes. Only telemetry is lost with it, never a memory.
             check_damage(index, damage)
@@ -228,8 +244,11 @@ class Workspace(Memories):
 
     # -- recall -----------------------------------------------------------------------------------
 
-    def recaller(self, cls: type[Recaller] = Recaller) -> Recaller:
+    def recaller(self, cls: type[Recaller] | None = None) -> Recaller:
         """A `Recaller` over this workspace (`cls` for a variant, as the quality benchmark's tuning uses)."""
+        from tether.recall.recaller import Recaller, RecallSettings
+
+        cls = cls or Recaller
         return cls(
             self.store,
             root=self.root,
@@ -273,10 +292,14 @@ class Workspace(Memories):
     # -- export, import, health -------------------------------------------------------------------
 
     def export(self) -> Iterator[dict[str, Any]]:
+        from tether.intake import jsonl
+
         return jsonl.export(self)
 
     def import_lines(self, lines: Iterable[str], *, allow_secret: bool = False) -> tuple[int, int]:
         """Import JSON lines from `export`. Checks every line before writing any. Returns (new, same)."""
+        from tether.intake import jsonl
+
         return jsonl.import_lines(self, lines, allow_secret=allow_secret)
 
     def store_status(self) -> dict[str, Any]:
@@ -308,10 +331,14 @@ class Workspace(Memories):
         return out
 
     def doctor(self) -> Doctor:
+        from tether.lifecycle.doctor import doctor
+
         return doctor(self, self.sync())
 
     def dead_refs(self) -> list[tuple[Memory, list[str]]]:
         """Active memories whose every named path is gone from the work tree."""
+        from tether.lifecycle.doctor import dead_refs
+
         return dead_refs(self)
 
 

@@ -18,7 +18,6 @@ line), a whole-file write where its text first differs from the file's.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -218,6 +217,8 @@ def _differing(old: list[str], new: list[str]) -> tuple[int, int]:
 
 def _diff_places(old: list[str], new: list[str]) -> list[tuple[int, int]]:
     places: list[tuple[int, int]] = []
+    import difflib  # an edit hook's only: other hooks skip its import
+
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():
         if tag == "equal":

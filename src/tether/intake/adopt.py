@@ -24,7 +24,6 @@ from typing import Any
 from tether.errors import ValidationError
 from tether.fs import write_atomic
 from tether.intake.rulefiles import find_rule_files, read_rule_file, rule_scope
-from tether.intake.ruletext import render
 from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.store.base import Query
@@ -109,6 +108,8 @@ def choose_core(ws: Memories, budget: int = CORE_CHARS) -> list[Memory]:
     }
     marked: list[Memory] = []
     gotchas: list[Memory] = []
+    from tether.intake.ruletext import render  # adopting reads the rules; a session start does not
+
     for path in find_rule_files(ws.root):
         try:
             units = read_rule_file(ws.root, path)

@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 from tether.lifecycle.archive import _may_be_ignored, ignored_streak, lifecycle_pool
-from tether.lifecycle.doctor import dead_refs
 from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.model.timestamps import due, iso, parse_iso
@@ -82,6 +81,8 @@ def stale_among(ws: Memories, pool: list[Memory]) -> list[Candidate]:
     now = ws.clock()
     telemetry = ws.store.telemetry([m.id for m in pool])
     # The pool's own dead references (a candidate is in the pool): one read of the memories, not two.
+    from tether.lifecycle.doctor import dead_refs  # the count's, not a session start's
+
     dead = {m.id: files for m, files in dead_refs(ws, among=pool)}
     out: list[Candidate] = []
     for memory in pool:

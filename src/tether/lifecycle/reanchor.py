@@ -17,7 +17,6 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from tether.anchors.resolve import FileView, resolve
 from tether.memories import Memories
 from tether.model.anchor import Anchor
 from tether.model.memory import Memory
@@ -63,6 +62,9 @@ def reanchor(ws: Memories, *, force: bool = False) -> Reanchored:
         fresh[path] = [*stamp, digest]
         if not force and stamps.get(path) == fresh[path]:
             continue
+        # A file whose anchors changed: tree-sitter's loader, imported here only.
+        from tether.anchors.resolve import FileView, resolve
+
         view = FileView.read(root, path)
         for memory in memories:
             for anchor in memory.anchors:

@@ -12,16 +12,20 @@ A revision range is a list of git revisions (`["HEAD", "^a1b2c3"]`: HEAD's histo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
+
+if TYPE_CHECKING:
+    import subprocess
+
+# `subprocess` (with `selectors` and `locale`), `tempfile` and `hashlib` are imported where git runs or a blob
+# is hashed: a hook that only asks whether the map is fresh reads `.git` and starts no git (7 ms of its start).
 
 # Never listed, in a plain directory; `.tether/` is skipped in git repos too, because memory notes are
 # committed beside the code and would otherwise become everyone's co-change neighbour.
@@ -65,6 +69,8 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
 
 
 def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    import subprocess
+
     cmd, env = _command(root, args)
     try:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -75,6 +81,8 @@ def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
 def _finish(
     root: Path, args: Sequence[str], proc: subprocess.Popen[bytes], check: bool = True
 ) -> subprocess.CompletedProcess[bytes]:
+    import subprocess
+
     out, err = proc.communicate()
     if check and proc.returncode != 0:
         message = err.decode(errors="replace").strip()
@@ -222,6 +230,8 @@ def list_work_tree(root: Path) -> WorkTree:
 
 def blob_id(data: bytes, object_format: str = "sha1") -> str:
     """The id git gives `data` as a blob (`git hash-object`, no filters)."""
+    import hashlib
+
     h = hashlib.new(object_format)
     h.update(b"blob %d\0" % len(data))
     h.update(data)
@@ -275,6 +285,9 @@ def _stream(root: Path, revs: Sequence[str], prefix: str, *, renames: bool) -> I
     # parents; a reader skips them as `--no-merges` would.
     args = ["log", "--topo-order", "--reverse", detect, "--name-status", "-z", "--format=%x01%H %P"]
     cmd, env = _command(root, [*args, *revs, "--"])
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from tether.adapters.hooks.behaviour import MEMORY_TOOLS, HookEvent, Reply
-from tether.anchors.edits import from_payload
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 
@@ -112,6 +111,8 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools
     elif kind == "before_edit":
+        from tether.anchors.edits import from_payload  # an edit's hook only: anchors load there
+
         event.edits = from_payload(tool, tool_input, payload)  # located in the files by `behaviour`
     return event
 

@@ -8,19 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.adapters.hooks.session import session_state
-from tether.anchors.edits import Edit, locations
-from tether.anchors.locations import Location, gap
-from tether.anchors.resolve import FileView, resolve
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
-from tether.recall.channels import refs_naming
 from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
+
+if TYPE_CHECKING:
+    from tether.anchors.edits import Edit
+    from tether.anchors.locations import Location
+
+# The anchors (tree-sitter's loader, the edit's diff) and the recall channels load in the hooks that use them
+# (an edit, a read), not in a session start or a prompt answered without them.
 
 # Tools whose use means the agent is reading memory on its own: hints go quiet after that.
 MEMORY_TOOLS = ("memory_search", "memory_get", "memory_pin", "memory_add", "memory_links", "memory_remove")
@@ -180,6 +184,8 @@ def warm_up(ws: Workspace) -> None:
 
 def gotchas_for(ws: Workspace, path: str) -> list[Memory]:
     """Active gotchas naming `path` or a directory containing it, pinned and high priority first."""
+    from tether.recall.channels import refs_naming
+
     ids = {mid for mids in ws.store.owners(refs_naming(path)).values() for mid in mids}
     if not ids:
         return []
@@ -202,6 +208,9 @@ def gotchas_at(ws: Workspace, path: str, places: list[Location]) -> Gotchas:
     """The gotchas of `path` sorted by where `places` (edits in that file) land: anchored at or near them
     first, nearest first; then those about the whole file (no anchor on it, or a lost one); then the ones
     anchored elsewhere in the file. Without a place every gotcha is about the whole file."""
+    from tether.anchors.locations import gap
+    from tether.anchors.resolve import FileView, resolve
+
     out = Gotchas()
     found = gotchas_for(ws, path)
     spans = [p.lines for p in places if p.path == path and p.lines is not None]
@@ -341,6 +350,10 @@ def session_end(ws: Workspace, event: HookEvent) -> Reply:
 
 def _places(ws: Workspace, event: HookEvent) -> list[Location]:
     """Where the edits land, repo-relative, located in the files as they are on disk."""
+    from tether.anchors.edits import locations
+    from tether.anchors.locations import Location
+    from tether.anchors.resolve import FileView
+
     if ws.root is None or not event.edits:
         return []
     root = ws.root

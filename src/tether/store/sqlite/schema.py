@@ -6,7 +6,7 @@ brought to the current schema by running the ones it has not seen.
 
 from __future__ import annotations
 
-import secrets
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -148,7 +148,9 @@ def _migrate_pinned_index(conn: sqlite3.Connection) -> None:
 def _migrate_index_id(conn: sqlite3.Connection) -> None:
     # Files kept beside the index (the vector cache) name the database they were made from: a deleted and
     # rebuilt index starts its counters over, and must not trust a cache of the old one.
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('index.id', ?)", (secrets.token_hex(8),))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('index.id', ?)", (os.urandom(8).hex(),)
+    )  # `secrets.token_hex`'s bytes, without its import
 
 
 def _migrate_anchors(conn: sqlite3.Connection) -> None:
