@@ -559,6 +559,9 @@ class SlowAnswers:
     def close(self) -> None:
         self.closed = True
 
+    def held(self) -> dict[str, float]:
+        return {}
+
 
 def test_a_full_queue_answers_busy_at_once(runtime: Path) -> None:
     transport = client.transport(os.environ) or "unix"

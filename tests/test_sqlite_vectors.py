@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from array import array
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,22 @@ def test_a_sparse_query_by_column_is_the_same_bit_for_bit(rows: int, used: int) 
         for i, q in nonzero:
             query[i] = q
         assert top_cosines(blob, rows, dim, query, k, warm=True, columns=lambda: columns) == plain
+
+
+def test_a_warm_store_says_what_it_keeps_between_queries(tmp_path: Path) -> None:
+    # What `tether resident status` reports (`held_mib`): the loaded vectors, and the copy by column a
+    # sparse (hashed) query made.
+    from tether.embed import HashedEmbedder
+    from tether.model.memory import Memory
+    from tether.store.sqlite.store import SQLiteStore
+
+    embedder = HashedEmbedder()
+    store = SQLiteStore(tmp_path / "index.db", warm=True)
+    texts = [f"upload retry number {n}" for n in range(20)]
+    for n, (text, vector) in enumerate(zip(texts, embedder.embed(texts), strict=True)):
+        store.put(Memory(id=f"{n:08x}", summary=text), None, vector, embedder.id)
+    assert store.held() == {}
+    for _ in range(2):
+        store.nearest(embedder.id, embedder.embed(["retry"])[0], 3)
+    assert store.held() == {"vectors": 20 * embedder.dimension * 4, "columns": 20 * embedder.dimension * 4}
+    store.close()

@@ -110,6 +110,11 @@ class Answers:
     def close(self) -> None:
         self.reset()
 
+    def held(self) -> dict[str, float]:
+        """MiB the open workspace's warm store keeps between requests (`status`: the vectors, by column too)."""
+        held = getattr(self._ws.store, "held", None) if self._ws is not None else None  # SQLite's store only
+        return {name: round(size / 2**20, 1) for name, size in held().items()} if held is not None else {}
+
     def idle(self) -> None:
         """Between requests (called whenever none came for `server.IDLE_SLICE_SECONDS`): in a fresh process
         the workspace is opened, and after a write what searches keep is made again (`_prepare`); every

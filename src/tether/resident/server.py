@@ -59,6 +59,8 @@ class Answerer(Protocol):
 
     def close(self) -> None: ...
 
+    def held(self) -> dict[str, float]: ...
+
 
 class _Overrun(BaseException):
     """A request ran past its time limit (a BaseException: nothing in the request's code catches it)."""
@@ -258,6 +260,7 @@ class ResidentServer:
             "rss_mib": round(rss_mib(), 1),
             "peak_rss_mib": round(peak_rss_mib(), 1),
             "max_rss_mib": self.max_rss_mib,
+            "held_mib": self.answers.held(),
         }
 
     def why_stop(self) -> str | None:

@@ -383,16 +383,13 @@ class SQLiteStore:
         self._nearest_calls += 1
         # A warm store keeps the matrix by column for sparse queries (9 ms to make at 10k, once per write).
         keep = self._postings is not None and len(kept.ids) * kept.dim * 4 <= vectors.COLUMNS_MAX_BYTES
-        top = vectors.top_cosines(
-            kept.blob,
-            len(kept.ids),
-            kept.dim,
-            vector,
-            k,
-            warm=self._nearest_calls > 1,
-            columns=kept.columns if keep else None,
-        )
+        warm, columns = self._nearest_calls > 1, kept.columns if keep else None
+        top = vectors.top_cosines(kept.blob, len(kept.ids), kept.dim, vector, k, warm=warm, columns=columns)
         return [(kept.ids[row], cosine) for row, cosine in top]
+
+    def held(self) -> dict[str, int]:
+        """Bytes kept between queries: the loaded vectors (mapped from the cache file) and their copy by column."""
+        return self._vectors.held() if self._vectors is not None else {}
 
     def missing_vectors(self, embedder: str) -> list[Memory]:
         rows = self.conn.execute(

@@ -166,6 +166,12 @@ class Loaded:
     dim: int
     _columns: Any = None
 
+    def held(self) -> dict[str, int]:
+        return {
+            "vectors": memoryview(self.blob).nbytes,
+            "columns": 0 if self._columns is None else self._columns.nbytes,
+        }
+
     def columns(self) -> Any:
         if self._columns is None:
             self._columns = transposed(self.blob, len(self.ids), self.dim)
