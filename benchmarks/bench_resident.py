@@ -176,6 +176,7 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
     note sync and each housekeeping pass, medians of `rounds` with nothing new to do; then what the
     periodic passes cost on the one session start where they are due, and the resident's watch of every
     note between requests (a whole pass, and its longest slice: what a request arriving during it waits)."""
+    from tether.lifecycle import background
     from tether.lifecycle.archive import archive_candidates
     from tether.lifecycle.cleanup import META_CHECKED, cleanup_candidates
     from tether.lifecycle.housekeeping import maintain
@@ -200,8 +201,11 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
             maintain(ws, in_hook=True)  # the first one does what there is to do; then nothing is new
             for _ in range(rounds):
                 started = time.perf_counter()
+                ws.sync()
+                note("note sync, the directories' stamps (a hook)", time.perf_counter() - started)
+                started = time.perf_counter()
                 ws.sync(full=True)
-                note("note sync, every note (a hook process)", time.perf_counter() - started)
+                note("note sync, every note (background, commands)", time.perf_counter() - started)
                 started = time.perf_counter()
                 ws.sync(full=True, fresh_within=FRESH_SECONDS)
                 note("note sync, fresh scan trusted (resident)", time.perf_counter() - started)
@@ -234,6 +238,11 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
                 started = time.perf_counter()
                 maintain(ws, in_hook=True)
                 note("passes due: housekeeping, a hook process", time.perf_counter() - started)
+                stamp = ws.paths.index.with_name(ws.paths.index.name + ".housekeeping-starting")
+                stamp.unlink(missing_ok=True)
+                started = time.perf_counter()
+                background.start(ws, ["the benchmark"])
+                note("handing them to the background (a spawn)", time.perf_counter() - started)
                 for key in (META_ARCHIVE_PASS, META_CHECKED):
                     ws.store.set_meta(key, "2000-01-01T00:00:00+00:00")
                 ws.passes_between_requests = True
@@ -256,6 +265,7 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
             os.environ.pop("TETHER_HOME", None)
         else:
             os.environ["TETHER_HOME"] = saved
+    note("imports of a session start (a fresh process)", imports_cost(rounds))
     print(f"session start, where the time goes (in process, nothing new, {sessions} sessions; median ms):")
     for name, values in times.items():
         print(f"  {name:<44}{statistics.median(values):>8.1f}")
@@ -263,6 +273,22 @@ def breakdown(root: Path, home: Path, rounds: int = 5) -> None:
         f"  (a watch pass took {statistics.median(counts):.0f} slices of {SLICE_SECONDS * 1000:.0f} ms, "
         f"the due passes {statistics.median(pass_counts):.0f})"
     )
+
+
+def imports_cost(rounds: int) -> float:
+    """Seconds a fresh process takes to import what a session start in it uses (median of `rounds`)."""
+    script = (
+        "import time; t = time.perf_counter()\n"
+        "import tether.adapters.hooks.agents, tether.adapters.hooks.behaviour, tether.intake.adopt\n"
+        "import tether.intake.rules, tether.lifecycle.background, tether.lifecycle.housekeeping\n"
+        "import tether.lifecycle.passes\n"
+        "print(time.perf_counter() - t)\n"
+    )
+    argv = [sys.executable, "-c", script]
+    runs = [
+        float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout) for _ in range(rounds)
+    ]
+    return statistics.median(runs)
 
 
 def run_soak(root: Path, env: dict[str, str], files: list[str], total: int, pid: int) -> None:
@@ -339,6 +365,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.runs, args.soak = "1000", 5, 900
+    import compileall
+
+    # Every figure is of an installed package: its modules compiled once (pip does it; an environment with
+    # PYTHONDONTWRITEBYTECODE never would, and each hook would compile ~100 modules again).
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "src" / "tether"), quiet=1)
     rng = random.Random(7)
     for n, size in enumerate(int(s) for s in args.sizes.split(",") if s):
         measure(size, args.runs, rng, args.soak if n == 0 else 0)
