@@ -21,7 +21,6 @@ no secrets in memory unless explicitly allowed.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,11 +29,20 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError, ValidationError
-from tether.fs import file_lock, read_limited
-from tether.intake.rulefiles import find_rule_files, read_rule_file
+from tether.fs import file_lock
+from tether.intake.rulefiles import read_rule_file
+from tether.intake.rulestate import (
+    META_FILES,
+    META_HASH,
+    RENDER_VERSION,
+    _root,
+    file_hashes,
+    fingerprint,
+    rule_files,
+    unchanged,
+)
 from tether.intake.ruletext import Rendered, body_of, heading_of, render
 from tether.memories import Memories
-from tether.model.limits import RULE_FILE_MAX_BYTES
 from tether.model.memory import Memory, check_text
 from tether.model.secrets import find_secret
 from tether.notes.sync import Progress
@@ -42,6 +50,7 @@ from tether.store.base import Query
 
 __all__ = [
     "MATCH_RATIO",
+    "RENDER_VERSION",
     "FileSync",
     "Rendered",
     "RulesSync",
@@ -51,11 +60,6 @@ __all__ = [
     "sync_rules",
 ]
 
-META_HASH = "rules.hash"
-META_FILES = "rules.files"  # JSON: path -> `file_hashes` at the last sync, so a re-sync skips unchanged files
-# Bump when `render` changes what a rule's memory looks like, so every project re-syncs once. 2: whole-
-# sentence summaries from parsed markdown, categories, no "Rule from <file>" trailer in the details.
-RENDER_VERSION = "2"
 # An edited rule keeps most of its words; two different rules of one file rarely share half. Below this
 # an edit is treated as remove + add, which costs only the old memory's telemetry.
 MATCH_RATIO = 0.5
@@ -103,54 +107,6 @@ class RulesSync:
             "files": [f.to_json() for f in self.files],
             "removed_files": [f.to_json() for f in self.removed_files],
         }
-
-
-# -- finding and fingerprinting ---------------------------------------------------------------------
-
-
-def rule_files(ws: Memories, *, cached: bool = False) -> list[str]:
-    """Repo-relative paths of the project's rule files.
-
-    In git, the files git lists (tracked and untracked-not-ignored), so a vendored or ignored directory's
-    AGENTS.md is not this project's rule; `cached` reads that list from the repo map's last refresh
-    (session start refreshes it just before). Outside git, a walk of the tree.
-    """
-    root = _root(ws)
-    from tether.repo.git import list_files
-    from tether.repo.map import RepoMap
-
-    repo = RepoMap(root, ws.store.repomap())
-    if not repo.is_git():
-        return find_rule_files(root)
-    if cached and repo.tables.state().get("mode") == "git":
-        return find_rule_files(root, sorted(repo.tables.present_paths()))
-    return find_rule_files(root, list_files(root, True))
-
-
-def file_hashes(root: Path, paths: list[str]) -> dict[str, str]:
-    """Per rule file, a hash of its bytes and the render version: an equal hash means its memories are
-    already what a sync would make of it."""
-    out = {}
-    for path in sorted(paths):
-        digest = hashlib.sha256(f"tether-rules-{RENDER_VERSION}\0".encode())
-        try:
-            digest.update(read_limited(root / path, RULE_FILE_MAX_BYTES, inside=root))
-        except OSError as exc:  # RefusedFile too: hashed as unreadable, and the sync reports why
-            digest.update(f"unreadable {exc.errno} {exc}".encode())
-        out[path] = digest.hexdigest()
-    return out
-
-
-def fingerprint(root: Path, paths: list[str], hashes: dict[str, str] | None = None) -> str:
-    """A hash of the rule files' names and bytes (and the render version): equal means nothing to do."""
-    hashes = file_hashes(root, paths) if hashes is None else hashes
-    return hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()
-
-
-def _root(ws: Memories) -> Path:
-    if ws.root is None:
-        raise TetherError("rule files are project memory: run `tether init` at the repository root first")
-    return ws.root
 
 
 @contextmanager
@@ -384,12 +340,10 @@ def resync_if_changed(ws: Memories) -> RulesSync | None:
 
     Never waits: if another session is syncing right now, this one leaves it to them.
     """
-    if ws.root is None:
+    if ws.root is None or unchanged(ws):
         return None
     root = ws.root
     paths = rule_files(ws, cached=True)
-    if ws.store.get_meta(META_HASH) == fingerprint(root, paths):
-        return None
     with _sync_lock(ws, wait=False) as locked:
         if not locked or ws.store.get_meta(META_HASH) == fingerprint(root, paths):
             return None

@@ -178,6 +178,10 @@ def maintain(ws: Memories, *, in_hook: bool = False, later: list[str] | None = N
             report.hints.append(hint)
 
     def rules() -> None:
+        from tether.intake.rulestate import unchanged
+
+        if ws.root is None or unchanged(ws):
+            return  # checked without loading the markdown parser and the sync
         from tether.intake.rules import resync_if_changed
 
         resync_if_changed(ws)
