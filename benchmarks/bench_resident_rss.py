@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import signal
@@ -33,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench_hooks import WORDS, build
+from bench_hooks import WORDS
 from bench_resident import TETHER, peak_rss, start_resident, status
 
 from tether.resident import client
@@ -60,6 +59,19 @@ def warm_up(root: Path, env: dict[str, str], searches: int, rng: random.Random) 
     return late
 
 
+def build_apart(root: Path, home: Path, size: int) -> None:
+    """`bench_hooks.build` in a child process: indexing 100k notes at once holds every vector as Python
+    floats (1.7 GB), and the resident started from this process later would report that as its own peak
+    (Linux keeps `ru_maxrss` across `execve`)."""
+    here = str(Path(__file__).resolve().parent)
+    script = (
+        f"import random, sys; sys.path.insert(0, {here!r}); from pathlib import Path; from bench_hooks import build\n"
+        "build(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), random.Random(int(sys.argv[3])))\n"
+    )
+    env = {**os.environ, "TETHER_HOME": str(home)}
+    subprocess.run([sys.executable, "-c", script, str(root), str(home), str(size)], env=env, check=True)
+
+
 def process_rss(pid: int) -> float:
     """VmRSS of `pid` in MiB (Linux)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -83,40 +95,47 @@ def measure(root: Path, env: dict[str, str], searches: int, rng: random.Random) 
         server.wait(timeout=60)
 
 
-def use_real_model(root: Path, home: Path, spec: str, real: bool, rng: random.Random) -> str:
-    """Switch the project to the real model: its own vectors (`real`) or random unit vectors of its
-    dimension under its id. Returns the embedder's id. The model loads in a child process only: a process
-    this one starts later (the resident) would inherit this one's peak RSS with it (Linux keeps
-    `ru_maxrss` across `execve`)."""
-    from tether.config import set_value
-    from tether.workspace import Workspace
+# Run in a child process (see `use_real_model`): the embedder's id and dimension, with the project's own
+# vectors of the model (argv[3] "real") or random unit vectors of its dimension under its id.
+_SWITCH = """
+import math, random, sys
+from pathlib import Path
+from tether.workspace import Workspace
 
-    # The user's own file: a project's file cannot choose a model from a local path without approval.
-    set_value(home / "config.toml", "embedder", spec)
-    script = (
-        "import sys; from pathlib import Path; from tether.workspace import Workspace\n"
-        "ws = Workspace.open(Path(sys.argv[1]), home=Path(sys.argv[2]), sync_notes=sys.argv[3] == '1')\n"
-        "print(ws.embedder.id, ws.embedder.dimension); ws.close()\n"
-    )
-    argv = [sys.executable, "-c", script, str(root), str(home), "1" if real else "0"]
-    env = {**os.environ, "TETHER_HOME": str(home)}
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-    embedder_id, dim = done.stdout.split()[-2], int(done.stdout.split()[-1])
-    if real:
-        return embedder_id  # that command embedded every memory with the model
-    with Workspace.open(root, home=home, sync_notes=False) as ws:
+root, home, real = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "real"
+with Workspace.open(root, home=home, sync_notes=real) as ws:  # a command's sync embeds with the model
+    embedder_id, dim = ws.embedder.id, ws.embedder.dimension
+    if not real:
+        rng = random.Random(11)
         ws.store.drop_vectors(keep=None)
         ids = [mid for mid, _ in ws.store.note_refs().values()]
 
-        def unit() -> list[float]:
-            v = [rng.gauss(0.0, 1.0) for _ in range(int(dim))]
+        def unit():
+            v = [rng.gauss(0.0, 1.0) for _ in range(dim)]
             norm = math.sqrt(sum(x * x for x in v))
             return [x / norm for x in v]
 
         for start in range(0, len(ids), 5000):
             ws.store.put_vectors(embedder_id, [(mid, unit()) for mid in ids[start : start + 5000]])
         ws.store.set_meta("vectors.embedder", embedder_id)  # `notes.sync._EMBEDDED`: nothing to re-embed
-    return embedder_id
+print(embedder_id, dim)
+"""
+
+
+def use_real_model(root: Path, home: Path, spec: str, real: bool) -> str:
+    """Switch the project to the real model: its own vectors (`real`) or random unit vectors of its
+    dimension under its id; returns the embedder's id. In a child process, as the build: the model, or
+    100k vectors as Python floats, would otherwise count in the resident's peak RSS (Linux keeps
+    `ru_maxrss` across `execve`, and the resident is started from this process)."""
+    from tether.config import set_value
+
+    # The user's own file: a project's file cannot choose a model from a local path without approval.
+    set_value(home / "config.toml", "embedder", spec)
+    argv = [sys.executable, "-c", _SWITCH, str(root), str(home), "real" if real else "random"]
+    done = subprocess.run(argv, env={**os.environ, "TETHER_HOME": str(home)}, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"could not switch to {spec}: {done.stderr[-2000:]}")
+    return done.stdout.split()[-2]
 
 
 def wait_ready(root: Path, spec: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -152,7 +171,7 @@ def main() -> None:
             root, home = Path(tmp) / f"repo{size}", Path(tmp) / f"home{size}"
             home.mkdir()
             started = time.perf_counter()
-            build(root, home, size, random.Random(size))
+            build_apart(root, home, size)
             from tether.config import set_value
 
             set_value(home / "config.toml", "resident.max_rss_mib", "8192")  # no restart mid-run
@@ -168,7 +187,7 @@ def main() -> None:
                 continue
             real = size <= args.real_up_to
             started = time.perf_counter()
-            use_real_model(root, home, spec, real, rng)
+            use_real_model(root, home, spec, real)
             what = "MiniLM int8" + ("" if real else " (random unit vectors)")
             print(f"  {what}: vectors in {time.perf_counter() - started:.0f} s", flush=True)
             warm = wait_ready(root, spec, env)
