@@ -162,7 +162,7 @@ def main() -> None:
 
     rng = random.Random(11)
     rows: list[tuple[int, str, dict[str, Any], float]] = []
-    with tempfile.TemporaryDirectory(prefix="tether-bench-rss-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="h15rss-") as tmp:
         onnx = fastembed_minilm_dir(Path(tmp))
         spec = f"fastembed:sentence-transformers/all-MiniLM-L6-v2@{onnx}" if onnx else None
         if spec is None:
@@ -180,7 +180,7 @@ def main() -> None:
                 flush=True,
             )
             # This process finds the warm embedding process's socket too: the same runtime directory.
-            os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="tbrss-", dir="/tmp")
+            os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="h15rt-", dir="/tmp")
             env = {**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "1"}
             rows.append((size, "hashed", measure(root, env, args.searches, rng), 0.0))
             if spec is None:
