@@ -34,8 +34,8 @@ from tether.store.base import Query
 HOOK_MAX_NOTES = 2000
 # The due passes read every memory's telemetry: 42 ms at 1,000 memories in a session start's process.
 HOOK_MAX_MEMORIES = 1000
-# A repo map refresh with nothing new lists the work tree (git ls-files, untracked included): 90 ms for a
-# checkout of 2,000 untracked files and 10,000 notes; under a tenth of that for a few hundred files.
+# A repo map refresh with nothing new lists the work tree (git ls-files, untracked included), so its cost
+# grows with the files: 90 ms for a checkout of 2,000 untracked files and 10,000 notes.
 HOOK_MAX_FILES = 1000
 # A session start scans every note when no process did within this (seconds): sessions started together
 # (a subagent, a `/clear`) share one scan, and the resident's session starts use the same window.
