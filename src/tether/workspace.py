@@ -31,6 +31,7 @@ from tether.model.memory import CATEGORIES, Memory, check_choice
 from tether.model.timestamps import utcnow
 from tether.notes.sync import NoteIndex, Progress, SyncReport
 from tether.project import Paths, resolve
+from tether.recall.cache import RecallCache
 from tether.recall.evidence import Candidate, Recalled, RecallResult
 from tether.recall.recaller import Recaller, RecallSettings
 from tether.store.base import Query, Store
@@ -78,6 +79,8 @@ class Workspace(Memories):
         self.last_sync: SyncReport | None = None
         self._busy_ms = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
         self._warm = warm
+        # What recall derives from the memories, kept between this process's recalls until the next write.
+        self._recall_cache = RecallCache()
         self._recover = recover
         self._clock_for_recovery = clock
         # Set when the index's note bookkeeping was made for another store: (the local index, the mark of
@@ -241,6 +244,7 @@ class Workspace(Memories):
             embedder=self.embedder if self.semantic_available else None,
             repo=self.repo_map(),
             settings=RecallSettings.from_config(self.config),
+            cache=self._recall_cache,
         )
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:

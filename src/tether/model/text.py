@@ -60,16 +60,36 @@ def terms_in(text: str, words: Sequence[str]) -> set[str]:
     >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
     ['deploy', 'ticket']
     """
-    vocabulary = set(_VOCABULARY_RE.findall(text.lower()))
-    ordered = sorted(vocabulary)
-    found: set[str] = set()
-    for word in words:
-        # The words starting with `word` sort together, from where `word` would go: one look, not a scan
-        # (recall asks this of every candidate, a few hundred per prompt).
-        at = bisect_left(ordered, word)
-        if word in vocabulary or (at < len(ordered) and ordered[at].startswith(word)):
-            found.add(word)
-    return found
+    return Vocabulary(text).found(words)
+
+
+class Vocabulary:
+    """The lowercased words of one text, sorted, for `terms_in` asked again of the same text (recall asks it
+    of every candidate memory, a few hundred per prompt, and a warm process keeps each memory's).
+
+    >>> sorted(Vocabulary("Deployments need a ticket").found(["deploy", "port"]))
+    ['deploy']
+    """
+
+    __slots__ = ("ordered", "words")
+
+    def __init__(self, text: str) -> None:
+        self.words = set(_VOCABULARY_RE.findall(text.lower()))
+        self.ordered = sorted(self.words)
+
+    def found(self, words: Sequence[str]) -> set[str]:
+        """The `words` this text holds, each as a word or the start of one."""
+        vocabulary, ordered = self.words, self.ordered
+        found: set[str] = set()
+        for word in words:
+            # The words starting with `word` sort together, from where `word` would go: one look, not a scan.
+            if word in vocabulary:
+                found.add(word)
+                continue
+            at = bisect_left(ordered, word)
+            if at < len(ordered) and ordered[at].startswith(word):
+                found.add(word)
+        return found
 
 
 def one_line(text: str) -> str:

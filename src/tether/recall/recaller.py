@@ -22,10 +22,11 @@ from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
 from tether.model.memory import Memory, check_id, normalize_path
 from tether.model.prompt import clauses, path_terms, sanitize
-from tether.model.text import terms, terms_in
+from tether.model.text import terms
 from tether.recall import channels as ch
 from tether.recall import places as places_ch
 from tether.recall import scoring
+from tether.recall.cache import RecallCache
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult
 from tether.repo.map import RepoMap
 from tether.store.base import Event, Store, Telemetry
@@ -61,7 +62,10 @@ class Recaller:
         embedder: Embedder | None = None,
         repo: RepoMap | None = None,
         settings: RecallSettings | None = None,
+        cache: RecallCache | None = None,
     ) -> None:
+        """`cache`: what recall keeps between recalls over the same index (a long-lived process passes one
+        `RecallCache` to each of its recallers); without it, a cache of this recaller's own."""
         self.store = store
         self.root = root
         self.cwd = cwd
@@ -69,6 +73,7 @@ class Recaller:
         self.embedder = embedder
         self.repo = repo
         self.settings = settings or RecallSettings.from_config(Config.load())
+        self.cache = cache if cache is not None else RecallCache()
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -210,6 +215,7 @@ class Recaller:
         include: str | None = None,
         places: Sequence[Location] = (),
     ) -> list[Candidate]:
+        self.cache.check(self.store.version())
         pool = ch.Pool()
         words = terms(query)
         parts = clauses(query)
@@ -230,12 +236,12 @@ class Recaller:
                 sem_query = f"{query} {' '.join(touched_terms)}"
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
-            ch.pinned_channel(self.store, pool)
+            ch.pinned_channel(self.cache.pinned(lambda: ch.pinned(self.store)), pool)
         views: dict[str, FileView] = {}  # the touched files as anchors see them, read once per recall
         if "anchor" in channels and places:
             self._anchor_channel(list(places), pool, views)
         if "code" in channels and touched and self.root is not None:
-            ch.code_channel(self.store, self._code, touched, pool)
+            ch.code_channel(self.store, self._code, touched, pool, lambda m: self.cache.facts(m).identifiers)
         if include:
             pool.candidate(include)
         if not pool:
@@ -270,7 +276,7 @@ class Recaller:
             if "path" in c.rrf:
                 if scoring.ROOT_PATH_EVIDENCE and not memory.files and c.magnitude.path:
                     c.evidence.paths = True  # it applies everywhere, and the touched paths' words tie it here
-                named = names_file(memory, touched)
+                named = names_file(memory, touched, self.cache.facts(memory).prose)
                 if named:
                     c.evidence.names = named
                     c.magnitude.names = scoring.NAMED_FILE_HIT
@@ -326,7 +332,7 @@ class Recaller:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
 
         Terms match by prefix of the memory's words, so `deploy` finds `deploys` and `deployment`."""
-        found = terms_in(f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}", words)
+        found = self.cache.facts(memory).vocabulary.found(words)
         coverage = len(found) / len(words) if words else 0.0
         e = c.evidence
         e.coverage = coverage
@@ -365,9 +371,11 @@ class Recaller:
         return self.root is not None and (self.root / ref).exists()
 
 
-def names_file(memory: Memory, touched: Sequence[str]) -> str:
-    """The first touched file whose name (with its extension) or path the memory's text mentions."""
-    text = f"{memory.summary}\n{memory.details}"
+def names_file(memory: Memory, touched: Sequence[str], text: str | None = None) -> str:
+    """The first touched file whose name (with its extension) or path the memory's text mentions (`text`:
+    its summary and details, when the caller has them)."""
+    if text is None:
+        text = f"{memory.summary}\n{memory.details}"
     for path in touched:
         name = path.rsplit("/", 1)[-1]
         if "." in name and len(name) > 4 and name in text:
