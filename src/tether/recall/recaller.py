@@ -251,6 +251,8 @@ class Recaller:
             places_ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
+        facts, covers, adjust = self.cache.facts, self._covers, self._adjust
+        unused = Telemetry()  # read only: a memory never surfaced
         ranked: list[Candidate] = []
         for mid, c in pool.items():
             memory = memories.get(mid)
@@ -261,27 +263,28 @@ class Recaller:
             if memory.scope == "session" and memory.session != session:
                 continue
             c.memory = memory
-            if c.magnitude.file is not None:
-                c.magnitude.file *= scoring.breadth(len(memory.files))
-                exact_file = bool(c.evidence.file) and not c.evidence.file.endswith("/")  # type: ignore[union-attr]
+            e, m = c.evidence, c.magnitude
+            if m.file is not None:
+                m.file *= scoring.breadth(len(memory.files))
+                exact_file = bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
                 if exact_file and not scoring.PATH_ON_EXACT_FILE:
                     # It names the place itself: as much as path words can say, for each of the file's
                     # memories alike, so they never reorder them (and never favour a mere mention).
-                    c.magnitude.path = scoring.PATH_TEXT_MAX
+                    m.path = scoring.PATH_TEXT_MAX
                     c.rrf.pop("path", None)
                 if exact_file and not scoring.CODE_ON_EXACT_FILE:
-                    c.magnitude.code = None
-            if c.evidence.text is not None:
-                c.evidence.text_match = self._covers(memory, words, parts, c)
+                    m.code = None
+            if e.text is not None:
+                e.text_match = covers(memory, words, parts, c)
             if "path" in c.rrf:
-                if scoring.ROOT_PATH_EVIDENCE and not memory.files and c.magnitude.path:
-                    c.evidence.paths = True  # it applies everywhere, and the touched paths' words tie it here
-                named = names_file(memory, touched, self.cache.facts(memory).prose)
+                if scoring.ROOT_PATH_EVIDENCE and not memory.files and m.path:
+                    e.paths = True  # it applies everywhere, and the touched paths' words tie it here
+                named = names_file(memory, touched, facts(memory).prose)
                 if named:
-                    c.evidence.names = named
-                    c.magnitude.names = scoring.NAMED_FILE_HIT
-            self._adjust(c, telemetry.get(mid, Telemetry()), now)
-            if touched and memory.files and c.evidence.file is None and c.evidence.cochange is None:
+                    e.names = named
+                    m.names = scoring.NAMED_FILE_HIT
+            adjust(c, telemetry.get(mid, unused), now)
+            if touched and memory.files and e.file is None and e.cochange is None:
                 c.score *= scoring.OUT_OF_SCOPE_FACTOR
             if memory.pinned and memory.files and not any(self._exists(p) for p in memory.files):
                 continue  # pinned to files that are all gone: a dead reference, not a standing order
