@@ -4,6 +4,9 @@ place is known. The anchor channel's ordering at the edit is tested with each ag
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import git
@@ -92,3 +95,42 @@ def test_the_name_of_the_definition_holding_an_anchor_counts_however_far_above_i
         assert found[0].memory.id == ids[name], [r.memory.summary for r in found]
         assert found[0].signals["place"] > 0
         assert all("place" not in r.signals for r in found[1:])
+
+
+def test_place_scores_do_not_depend_on_the_hash_seed(repo: Path, ws: Workspace, home: Path) -> None:
+    """The place words' idf sums are exact (`math.fsum`), so a set's iteration order, which changes with
+    PYTHONHASHSEED from one process to the next, cannot flip a near tie. (The total score also moves with
+    the clock, by recency: the place magnitude is compared, to the last bit.)"""
+    path = "src/mix.py"
+    (repo / "src").mkdir(exist_ok=True)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    lines: list[str] = []
+    anchors = []
+    for n in range(6):
+        lines.extend("pass" for _ in range(30))
+        anchors.append(len(lines) + 1)
+        lines.append("# NOTE: careful")
+        lines.append(" + ".join(words[n % 3 : n % 3 + 4 + n]))  # overlapping word sets, different idf
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "mix")
+    for n, line in enumerate(anchors):
+        ws.add(f"Careful with the mix {n}", category="gotcha", at=[f"{path}:{line}-{line}"])
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom tether.workspace import Workspace\n"
+        "ws = Workspace.open(Path(sys.argv[1]), home=Path(sys.argv[2]))\n"
+        f"found = ws.recall({' '.join(words)!r}, [{path!r}], record=False, limit=10).memories\n"
+        "print([(r.memory.id, r.signals['place'].hex()) for r in found])\n"
+    )
+    outputs = set()
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(repo), str(home)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1, outputs

@@ -137,3 +137,14 @@ def test_an_empty_index_and_nothing_matching(tmp_path: Path) -> None:
         assert [h.id for h in warm.text(["upload"], 50)] == ["0000000a"]
     finally:
         warm.close()
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3, 10, 50, 400])
+def test_the_top_of_many_is_the_head_of_a_stable_sort(limit: int) -> None:
+    import numpy as np
+
+    from tether.store.sqlite.postings import _top
+
+    rng = np.random.default_rng(limit)
+    keys = rng.integers(0, 12, size=500).astype(np.float64) / 4  # full of ties
+    assert _top(keys, limit).tolist() == np.argsort(keys, kind="stable")[:limit].tolist()

@@ -14,8 +14,9 @@ import pytest
 from tether.embed import HashedEmbedder
 from tether.model.memory import Memory
 from tether.store.base import Query
+from tether.store.sqlite.rows import where as _where
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate
-from tether.store.sqlite.store import SQLiteStore, _where
+from tether.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 from tether.embed.hashed import features
 from tether.model.memory import SUMMARY_MAX
 from tether.model.prompt import KEEP_WHOLE_CHARS, clauses, path_terms, sanitize
-from tether.model.text import STOPWORDS, excerpt, fit_summary, identifier_parts, one_line, terms, terms_in
+from tether.model.text import (
+    STOPWORDS,
+    Vocabulary,
+    excerpt,
+    fit_summary,
+    identifier_parts,
+    one_line,
+    terms,
+    terms_in,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,12 +62,16 @@ def test_terms_in_matches_whole_words_and_prefixes() -> None:
 
 
 @given(
-    st.text(alphabet="abc_1 \n", max_size=40),
-    st.lists(st.text(alphabet="abc_1", max_size=4), max_size=6),
+    st.text(alphabet="abcAB_1 \n-éİ", max_size=40),
+    st.lists(st.text(alphabet="abc_1-é", max_size=4), max_size=6),
 )
 def test_terms_in_looks_up_what_a_scan_of_every_word_finds(text: str, words: list[str]) -> None:
+    # Any text and any words (empty ones, and characters no word of the text holds, included).
     vocabulary = set(re.findall(r"[a-z0-9_]+", text.lower()))
-    assert terms_in(text, words) == {w for w in words if any(v.startswith(w) for v in vocabulary)}
+    want = {w for w in words if any(v.startswith(w) for v in vocabulary)}
+    assert terms_in(text, words) == want
+    kept = Vocabulary(text)
+    assert kept.found(words) == want and kept.found(list(reversed(words))) == want  # asked again
 
 
 def test_fit_summary_cuts_at_a_word_and_returns_the_whole_line() -> None:

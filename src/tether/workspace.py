@@ -35,6 +35,7 @@ from tether.store.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
     from tether.lifecycle.doctor import Doctor
+    from tether.recall.cache import RecallCache
     from tether.recall.evidence import Candidate, Recalled, RecallResult
     from tether.recall.recaller import Recaller
 
@@ -90,6 +91,8 @@ class Workspace(Memories):
         self.last_sync: SyncReport | None = None
         self._busy_ms = HOOK_BUSY_TIMEOUT_MS if light else BUSY_TIMEOUT_MS
         self._warm = warm
+        # What recall derives from the memories, kept between this process's recalls until the next write.
+        self._recall_cache: RecallCache | None = None  # made by the first recall (`recaller`)
         self._recover = recover
         self._clock_for_recovery = clock
         # Set when the index's note bookkeeping was made for another store: (the local index, the mark of
@@ -246,9 +249,12 @@ class Workspace(Memories):
 
     def recaller(self, cls: type[Recaller] | None = None) -> Recaller:
         """A `Recaller` over this workspace (`cls` for a variant, as the quality benchmark's tuning uses)."""
+        from tether.recall.cache import RecallCache
         from tether.recall.recaller import Recaller, RecallSettings
 
         cls = cls or Recaller
+        if self._recall_cache is None:
+            self._recall_cache = RecallCache()
         return cls(
             self.store,
             root=self.root,
@@ -257,6 +263,7 @@ class Workspace(Memories):
             embedder=self.embedder if self.semantic_available else None,
             repo=self.repo_map(),
             settings=RecallSettings.from_config(self.config),
+            cache=self._recall_cache,
         )
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:

@@ -29,6 +29,8 @@ MAX_TERMS = 32
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _VOCABULARY_RE = re.compile(r"[a-z0-9_]+")
+# The characters of `_VOCABULARY_RE`'s words.
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 
 def identifier_parts(word: str) -> list[str]:
@@ -60,16 +62,53 @@ def terms_in(text: str, words: Sequence[str]) -> set[str]:
     >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
     ['deploy', 'ticket']
     """
-    vocabulary = set(_VOCABULARY_RE.findall(text.lower()))
-    ordered = sorted(vocabulary)
-    found: set[str] = set()
-    for word in words:
-        # The words starting with `word` sort together, from where `word` would go: one look, not a scan
-        # (recall asks this of every candidate, a few hundred per prompt).
-        at = bisect_left(ordered, word)
-        if word in vocabulary or (at < len(ordered) and ordered[at].startswith(word)):
-            found.add(word)
-    return found
+    return Vocabulary(text).found(words)
+
+
+class Vocabulary:
+    """The lowercased words of one text, for `terms_in` asked again of the same text (recall asks it of every
+    candidate memory, a few hundred per prompt, and a warm process keeps each memory's).
+
+    >>> sorted(Vocabulary("Deployments need a ticket").found(["deploy", "port"]))
+    ['deploy']
+    """
+
+    __slots__ = ("_ordered", "_words", "lowered")
+
+    def __init__(self, text: str) -> None:
+        self.lowered = text.lower()
+        self._words: set[str] | None = None
+        self._ordered: list[str] = []
+
+    def found(self, words: Sequence[str]) -> set[str]:
+        """The `words` this text holds, each as a word or the start of one."""
+        text = self.lowered
+        found: set[str] = set()
+        for word in words:
+            if not word or word.strip(_WORD_CHARS):  # not made only of word characters
+                if self._holds(word):
+                    found.add(word)
+                continue
+            # A word of word characters starts a word of the text exactly where it occurs after a character
+            # that is not one (or at the start): a substring search, no list of the text's words.
+            at = text.find(word)
+            while at >= 0:
+                if at == 0 or text[at - 1] not in _WORD_CHARS:
+                    found.add(word)
+                    break
+                at = text.find(word, at + 1)
+        return found
+
+    def _holds(self, word: str) -> bool:
+        """Whether a word of the text is or starts with `word`, from the list of its words."""
+        if self._words is None:
+            self._words = set(_VOCABULARY_RE.findall(self.lowered))
+            self._ordered = sorted(self._words)
+        if word in self._words:
+            return True
+        # The words starting with `word` sort together, from where `word` would go: one look, not a scan.
+        at = bisect_left(self._ordered, word)
+        return at < len(self._ordered) and self._ordered[at].startswith(word)
 
 
 def one_line(text: str) -> str:

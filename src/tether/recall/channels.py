@@ -14,12 +14,13 @@ The channels that read the code at anchors (the edit's place, the place words) a
 from __future__ import annotations
 
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tether.anchors.locations import identifiers
 from tether.embed.base import Embedder
 from tether.fs import read_limited
+from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.evidence import Candidate
 from tether.repo.map import RepoMap
@@ -132,9 +133,16 @@ def text_among(store: Store, words: list[str], pool: Pool) -> None:
             c.evidence.text_best = max(best, hit.words)
 
 
-def code_channel(store: Store, code: Callable[[str], list[str]], touched: list[str], pool: Pool) -> None:
+def code_channel(
+    store: Store,
+    code: Callable[[str], list[str]],
+    touched: list[str],
+    pool: Pool,
+    named_in: Callable[[Memory], Sequence[str]] | None = None,
+) -> None:
     """Memories naming an identifier the touched files use (`code(path)`: the file's distinctive
     identifiers, in order of first use), each credited by how many it names (`scoring.code_hit`).
+    `named_in(memory)`: the identifiers a memory names, in order (`RecallCache` keeps them).
 
     The word index finds the memories that may name one (a phrase per identifier); the memory's own
     identifiers decide, case-sensitively, so `ModelRetry` is not `model retry`."""
@@ -149,7 +157,8 @@ def code_channel(store: Store, code: Callable[[str], list[str]], touched: list[s
     hits = store.text(list(used), scoring.CODE_CANDIDATES, trigram=False)
     memories = store.memories(hit.id for hit in hits if hit.words)
     for mid, memory in memories.items():
-        named = tuple(name for name in identifiers(memory.text, limit=100) if name in used)
+        own = named_in(memory) if named_in is not None else identifiers(memory.text, limit=100)
+        named = tuple(name for name in own if name in used)
         if named:
             c = pool.candidate(mid)
             c.evidence.code = named
@@ -169,8 +178,13 @@ def semantic_channel(store: Store, embedder: Embedder, query: str, pool: Pool) -
         c.magnitude.sem = scoring.sem_magnitude(cosine, gate)
 
 
-def pinned_channel(store: Store, pool: Pool) -> None:
-    pinned = sorted(store.find(Query(pinned=True)), key=lambda m: m.updated, reverse=True)
+def pinned(store: Store) -> list[Memory]:
+    """The pinned memories, the most recently updated first: the pinned channel's ranking."""
+    return sorted(store.find(Query(pinned=True)), key=lambda m: m.updated, reverse=True)
+
+
+def pinned_channel(pinned: list[Memory], pool: Pool) -> None:
+    """`pinned`: the pinned memories as `pinned(store)` ranks them."""
     for rank, memory in enumerate(pinned, 1):
         c = pool.candidate(memory.id)
         c.rrf["pinned"] = scoring.rrf(rank)

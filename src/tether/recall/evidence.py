@@ -13,6 +13,7 @@ recency and priority and ranks. The receipt (`via file, co-change(src/auth/route
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,8 +76,12 @@ class Magnitudes:
     place: float | None = None  # the query in the code around the memory's anchor (`places.place_channel`)
 
     def total(self) -> float:
-        values: list[float | None] = [getattr(self, f.name) for f in fields(self)]
+        values: tuple[float | None, ...] = _magnitudes(self)
         return sum(value for value in values if value is not None)
+
+
+# Every magnitude, in field order (the order they are summed in), read at once.
+_magnitudes = attrgetter(*(f.name for f in fields(Magnitudes)))
 
 
 # How fields are named where people and agents see them (`--json`, `explain`, receipts): older names kept.

@@ -163,7 +163,7 @@ def place_channel(
         return
     count = len(around)
     weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
-    scores = {mid: sum(weights[w] for w in found) for mid, found in around.items()}
+    scores = {mid: math.fsum(weights[w] for w in found) for mid, found in around.items()}
     best = max(scores.values())
     for mid, score in scores.items():
         if score > 0:
@@ -197,7 +197,7 @@ def _edit_text(memories: dict[str, Memory], edit_words: set[str], pool: Pool) ->
         return
     count = len(texts)
     weights = {word: math.log(1.0 + count / n) for word, n in df.items()}
-    scores = {mid: sum(weights[w] for w in found if w in weights) for mid, found in texts.items()}
+    scores = {mid: math.fsum(weights[w] for w in found if w in weights) for mid, found in texts.items()}
     best = max(scores.values())
     for mid, score in scores.items():
         if score > 0:

@@ -22,10 +22,11 @@ from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
 from tether.model.memory import Memory, check_id, normalize_path
 from tether.model.prompt import clauses, path_terms, sanitize
-from tether.model.text import terms, terms_in
+from tether.model.text import terms
 from tether.recall import channels as ch
 from tether.recall import places as places_ch
 from tether.recall import scoring
+from tether.recall.cache import RecallCache
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult
 from tether.repo.map import RepoMap
 from tether.store.base import Event, Store, Telemetry
@@ -61,7 +62,10 @@ class Recaller:
         embedder: Embedder | None = None,
         repo: RepoMap | None = None,
         settings: RecallSettings | None = None,
+        cache: RecallCache | None = None,
     ) -> None:
+        """`cache`: what recall keeps between recalls over the same index (a long-lived process passes one
+        `RecallCache` to each of its recallers); without it, a cache of this recaller's own."""
         self.store = store
         self.root = root
         self.cwd = cwd
@@ -69,6 +73,7 @@ class Recaller:
         self.embedder = embedder
         self.repo = repo
         self.settings = settings or RecallSettings.from_config(Config.load())
+        self.cache = cache if cache is not None else RecallCache()
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -210,6 +215,7 @@ class Recaller:
         include: str | None = None,
         places: Sequence[Location] = (),
     ) -> list[Candidate]:
+        self.cache.check(self.store.version())
         pool = ch.Pool()
         words = terms(query)
         parts = clauses(query)
@@ -230,12 +236,12 @@ class Recaller:
                 sem_query = f"{query} {' '.join(touched_terms)}"
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
-            ch.pinned_channel(self.store, pool)
+            ch.pinned_channel(self.cache.pinned(lambda: ch.pinned(self.store)), pool)
         views: dict[str, FileView] = {}  # the touched files as anchors see them, read once per recall
         if "anchor" in channels and places:
             self._anchor_channel(list(places), pool, views)
         if "code" in channels and touched and self.root is not None:
-            ch.code_channel(self.store, self._code, touched, pool)
+            ch.code_channel(self.store, self._code, touched, pool, lambda m: self.cache.facts(m).identifiers)
         if include:
             pool.candidate(include)
         if not pool:
@@ -245,6 +251,8 @@ class Recaller:
             places_ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
+        facts, covers, adjust = self.cache.facts, self._covers, self._adjust
+        unused = Telemetry()  # read only: a memory never surfaced
         ranked: list[Candidate] = []
         for mid, c in pool.items():
             memory = memories.get(mid)
@@ -255,27 +263,28 @@ class Recaller:
             if memory.scope == "session" and memory.session != session:
                 continue
             c.memory = memory
-            if c.magnitude.file is not None:
-                c.magnitude.file *= scoring.breadth(len(memory.files))
-                exact_file = bool(c.evidence.file) and not c.evidence.file.endswith("/")  # type: ignore[union-attr]
+            e, m = c.evidence, c.magnitude
+            if m.file is not None:
+                m.file *= scoring.breadth(len(memory.files))
+                exact_file = bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
                 if exact_file and not scoring.PATH_ON_EXACT_FILE:
                     # It names the place itself: as much as path words can say, for each of the file's
                     # memories alike, so they never reorder them (and never favour a mere mention).
-                    c.magnitude.path = scoring.PATH_TEXT_MAX
+                    m.path = scoring.PATH_TEXT_MAX
                     c.rrf.pop("path", None)
                 if exact_file and not scoring.CODE_ON_EXACT_FILE:
-                    c.magnitude.code = None
-            if c.evidence.text is not None:
-                c.evidence.text_match = self._covers(memory, words, parts, c)
+                    m.code = None
+            if e.text is not None:
+                e.text_match = covers(memory, words, parts, c)
             if "path" in c.rrf:
-                if scoring.ROOT_PATH_EVIDENCE and not memory.files and c.magnitude.path:
-                    c.evidence.paths = True  # it applies everywhere, and the touched paths' words tie it here
-                named = names_file(memory, touched)
+                if scoring.ROOT_PATH_EVIDENCE and not memory.files and m.path:
+                    e.paths = True  # it applies everywhere, and the touched paths' words tie it here
+                named = names_file(memory, touched, facts(memory).prose)
                 if named:
-                    c.evidence.names = named
-                    c.magnitude.names = scoring.NAMED_FILE_HIT
-            self._adjust(c, telemetry.get(mid, Telemetry()), now)
-            if touched and memory.files and c.evidence.file is None and c.evidence.cochange is None:
+                    e.names = named
+                    m.names = scoring.NAMED_FILE_HIT
+            adjust(c, telemetry.get(mid, unused), now)
+            if touched and memory.files and e.file is None and e.cochange is None:
                 c.score *= scoring.OUT_OF_SCOPE_FACTOR
             if memory.pinned and memory.files and not any(self._exists(p) for p in memory.files):
                 continue  # pinned to files that are all gone: a dead reference, not a standing order
@@ -326,7 +335,7 @@ class Recaller:
         """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
 
         Terms match by prefix of the memory's words, so `deploy` finds `deploys` and `deployment`."""
-        found = terms_in(f"{memory.summary}\n{memory.details}\n{' '.join(memory.files)}", words)
+        found = self.cache.facts(memory).vocabulary.found(words)
         coverage = len(found) / len(words) if words else 0.0
         e = c.evidence
         e.coverage = coverage
@@ -365,9 +374,11 @@ class Recaller:
         return self.root is not None and (self.root / ref).exists()
 
 
-def names_file(memory: Memory, touched: Sequence[str]) -> str:
-    """The first touched file whose name (with its extension) or path the memory's text mentions."""
-    text = f"{memory.summary}\n{memory.details}"
+def names_file(memory: Memory, touched: Sequence[str], text: str | None = None) -> str:
+    """The first touched file whose name (with its extension) or path the memory's text mentions (`text`:
+    its summary and details, when the caller has them)."""
+    if text is None:
+        text = f"{memory.summary}\n{memory.details}"
     for path in touched:
         name = path.rsplit("/", 1)[-1]
         if "." in name and len(name) > 4 and name in text:

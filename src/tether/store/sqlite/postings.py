@@ -83,8 +83,11 @@ class TermPostings:
             allowed = np.zeros(len(allowed), dtype=bool)
             positions = [self._position[mid] for mid in among if mid in self._position]
             allowed[self._rowids[positions]] = True
-        lists = [self._postings(table, word) for word in words]
-        size = max([len(allowed), *(int(rows[-1]) + 1 for rows, _ in lists if len(rows))])
+        # Terms no row holds add nothing (a touched file's identifiers are mostly such).
+        lists = [found for found in (self._postings(table, word) for word in words) if len(found[0])]
+        if not lists:
+            return []
+        size = max(len(allowed), *(int(rows[-1]) + 1 for rows, _ in lists))
         total = np.zeros(size, dtype=np.float64)
         hit = np.zeros(size, dtype=bool)
         for rows, shares in lists:  # in query order: each row's sum is built as FTS5 builds it
@@ -95,11 +98,11 @@ class TermPostings:
         rows = np.flatnonzero(hit)
         if not len(rows):
             return []
-        scores = total[rows]
         # FTS5 sorts by its bm25, minus this sum; a stable sort keeps ties in rowid order, as its sorter does.
-        best = rows[np.argsort(-scores, kind="stable")[:limit]]
-        at = np.searchsorted(self._rowids, best)
-        return [(self._ids[int(i)], float(total[row])) for i, row in zip(at, best, strict=True)]
+        best = rows[_top(-total[rows], limit)]
+        ids = self._ids
+        at = np.searchsorted(self._rowids, best).tolist()
+        return [(ids[i], score) for i, score in zip(at, total[best].tolist(), strict=True)]
 
     def _check(self, version: str) -> None:
         """Drop everything when the index changed since it was read (every write bumps `version`)."""
@@ -138,6 +141,18 @@ class TermPostings:
                 self._held -= len(self._terms.pop(oldest)[0])
         self._terms[key] = found  # most recently used last
         return found
+
+
+def _top(keys: np.ndarray, limit: int) -> np.ndarray:
+    """The positions of the `limit` smallest `keys`, smallest first, equal keys in position order: the first
+    `limit` of a stable argsort, without sorting all of them (a common term matches a third of the rows)."""
+    import numpy as np
+
+    if limit <= 0 or len(keys) <= 4 * limit:
+        return np.argsort(keys, kind="stable")[:limit]
+    cut = np.partition(keys, limit - 1)[limit - 1]
+    kept = np.flatnonzero(keys <= cut)  # in position order: every key below the cut and all equal to it
+    return kept[np.argsort(keys[kept], kind="stable")[:limit]]
 
 
 __all__ = ["POSTINGS_MAX", "TRIGRAM", "WORDS", "Table", "TermPostings", "fts_quote"]

@@ -15,38 +15,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tether.model.anchor import Anchor
 from tether.model.labels import keywords
 from tether.model.memory import Memory
-from tether.model.timestamps import iso, parse_iso
+from tether.model.timestamps import iso
 from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
 from tether.store.sqlite import vectors
 from tether.store.sqlite.errors import translate, translating
+from tether.store.sqlite.owners import PathOwners, read_owners
 from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
 from tether.store.sqlite.repomap import RepoMapTables
+from tether.store.sqlite.rows import COLUMNS, chunks, dt, memory_of, where
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
-
-_COLUMNS = (
-    "id",
-    "summary",
-    "details",
-    "category",
-    "scope",
-    "files",
-    "priority",
-    "pinned",
-    "origin",
-    "supersedes",
-    "status",
-    "session",
-    "created",
-    "updated",
-    "content_hash",
-    "anchors",
-    "tags",
-    "aliases",
-)
 
 
 @translating
@@ -57,7 +37,8 @@ class SQLiteStore:
 
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, warm: bool = False) -> None:
         """`warm`: a long-lived process (the resident, the MCP server) that will search again, so it keeps
-        each search term's postings between queries (`tether.store.sqlite.postings`)."""
+        each search term's postings between queries (`tether.store.sqlite.postings`) and each path's owners
+        (`tether.store.sqlite.owners`)."""
         self.path = path
         try:
             self.conn = connect(path, busy_timeout_ms)
@@ -71,6 +52,7 @@ class SQLiteStore:
         self._nearest_calls = 0
         self._vectors: vectors.Loaded | None = None
         self._postings = TermPostings(self.conn) if warm else None
+        self._owners = PathOwners(self.conn) if warm else None
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -210,16 +192,16 @@ class SQLiteStore:
 
     def get(self, memory_id: str) -> Memory | None:
         row = self.conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id = ?", (memory_id,)
+            f"SELECT {', '.join(COLUMNS)} FROM memories WHERE id = ?", (memory_id,)
         ).fetchone()
-        return _memory(row) if row else None
+        return memory_of(row) if row else None
 
     def find(self, query: Query) -> list[Memory]:
-        where, params = _where(query)
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM memories{where} ORDER BY created, id"
+        clause, params = where(query)
+        sql = f"SELECT {', '.join(COLUMNS)} FROM memories{clause} ORDER BY created, id"
         if query.limit is not None:
             sql += f" LIMIT {int(query.limit)}"
-        return [_memory(row) for row in self.conn.execute(sql, params)]
+        return [memory_of(row) for row in self.conn.execute(sql, params)]
 
     def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The memories with these ids, whatever their status; unknown ids are left out."""
@@ -229,23 +211,23 @@ class SQLiteStore:
             self._memo_version = version
         wanted = list(dict.fromkeys(ids))
         missing = [mid for mid in wanted if mid not in self._memo]
-        for chunk in _chunks(missing):
+        for chunk in chunks(missing):
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
+                f"SELECT {', '.join(COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
             ):
-                self._memo[row[0]] = _memory(row)
+                self._memo[row[0]] = memory_of(row)
         return {mid: self._memo[mid] for mid in wanted if mid in self._memo}
 
     def count(self, query: Query) -> int:
-        where, params = _where(query)
-        return int(self.conn.execute(f"SELECT count(*) FROM memories{where}", params).fetchone()[0])
+        clause, params = where(query)
+        return int(self.conn.execute(f"SELECT count(*) FROM memories{clause}", params).fetchone()[0])
 
     def by_hash(self, content_hash: str) -> list[Memory]:
         rows = self.conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE content_hash = ?", (content_hash,)
+            f"SELECT {', '.join(COLUMNS)} FROM memories WHERE content_hash = ?", (content_hash,)
         )
-        return [_memory(row) for row in rows]
+        return [memory_of(row) for row in rows]
 
     def linking(self, targets: Sequence[str]) -> list[str]:
         """Ids of memories whose details link to any of `targets` (ids or names; `links` holds link keys)."""
@@ -315,9 +297,9 @@ class SQLiteStore:
             return self._text_from_postings(words, limit, trigram=trigram, among=among)
         # Driven by the FTS match, each hit looked up by rowid (`CROSS JOIN` keeps that order): a
         # `rowid IN (subquery)` instead makes FTS5 evaluate the match once per listed row (100x slower).
-        where, params = "m.status = 'active'", []
+        condition, params = "m.status = 'active'", []
         if among is not None:
-            where += f" AND m.id IN ({','.join('?' * len(among))})"
+            condition += f" AND m.id IN ({','.join('?' * len(among))})"
             params = list(among)
             limit = len(among)
         hits: dict[str, list[float]] = {}
@@ -325,7 +307,7 @@ class SQLiteStore:
         # Summary matches weigh most: it is the one line a person wrote to say what the memory is about.
         for mid, score in self.conn.execute(
             f"SELECT m.id, {WORDS.bm25} FROM fts_words f CROSS JOIN memories m"
-            f" ON m.rowid = f.rowid WHERE fts_words MATCH ? AND {where} ORDER BY 2 LIMIT ?",
+            f" ON m.rowid = f.rowid WHERE fts_words MATCH ? AND {condition} ORDER BY 2 LIMIT ?",
             (word_query, *params, limit),
         ):
             hits.setdefault(mid, [0.0, 0.0])[0] = -score
@@ -334,7 +316,7 @@ class SQLiteStore:
             gram_query = " OR ".join(fts_quote(w) for w in grams)
             for mid, score in self.conn.execute(
                 f"SELECT m.id, {TRIGRAM.bm25} FROM fts_trigram f CROSS JOIN memories m"
-                f" ON m.rowid = f.rowid WHERE fts_trigram MATCH ? AND {where} ORDER BY 2 LIMIT ?",
+                f" ON m.rowid = f.rowid WHERE fts_trigram MATCH ? AND {condition} ORDER BY 2 LIMIT ?",
                 (gram_query, *params, limit),
             ):
                 hits.setdefault(mid, [0.0, 0.0])[1] = -score
@@ -393,11 +375,11 @@ class SQLiteStore:
 
     def missing_vectors(self, embedder: str) -> list[Memory]:
         rows = self.conn.execute(
-            f"SELECT {', '.join('m.' + c for c in _COLUMNS)} FROM memories m"
+            f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM memories m"
             " LEFT JOIN embeddings e ON e.memory_rowid = m.rowid AND e.embedder = ? WHERE e.memory_rowid IS NULL",
             (embedder,),
         )
-        return [_memory(row) for row in rows]
+        return [memory_of(row) for row in rows]
 
     def put_vectors(self, embedder: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
@@ -415,18 +397,9 @@ class SQLiteStore:
 
     def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
         """Active memories naming each exact path (file or directory ref)."""
-        out: dict[str, list[str]] = {}
-        for chunk in _chunks(list(paths)):
-            marks = ",".join("?" * len(chunk))
-            for path, mid in self.conn.execute(
-                # CROSS JOIN keeps file_refs first: left to itself the planner walks every active memory
-                # through the status index (7 ms at 10k memories instead of 0.3).
-                f"SELECT f.path, m.id FROM file_refs f CROSS JOIN memories m ON m.rowid = f.memory_rowid"
-                f" WHERE f.path IN ({marks}) AND m.status = 'active'",
-                chunk,
-            ):
-                out.setdefault(path, []).append(mid)
-        return out
+        if self._owners is not None:
+            return self._owners.owners(paths, version=self.version())
+        return read_owners(self.conn, paths)
 
     def record(self, events: Iterable[Event]) -> None:
         with self.transaction():
@@ -454,8 +427,8 @@ class SQLiteStore:
     def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]:
         out: dict[str, Telemetry] = {}
         sql = "SELECT memory_id, surfaced, acted, first_surfaced, last_surfaced, last_acted FROM telemetry"
-        chunks: Iterable[Sequence[str] | None] = _chunks(list(ids)) if ids is not None else [None]
-        for chunk in chunks:
+        parts: Iterable[Sequence[str] | None] = chunks(list(ids)) if ids is not None else [None]
+        for chunk in parts:
             rows = (
                 self.conn.execute(sql)
                 if chunk is None
@@ -464,7 +437,7 @@ class SQLiteStore:
                 )
             )
             for mid, surfaced, acted, first, last, last_acted in rows:
-                out[mid] = Telemetry(surfaced, acted, _dt(first), _dt(last), _dt(last_acted))
+                out[mid] = Telemetry(surfaced, acted, dt(first), dt(last), dt(last_acted))
         return out
 
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
@@ -476,7 +449,7 @@ class SQLiteStore:
         sql += " ORDER BY seq DESC LIMIT ?"
         params.append(limit)
         for mid, event, at, session, turn, receipts in self.conn.execute(sql, params).fetchall():
-            yield Event(mid, event, _dt(at) or datetime.now(UTC), session, turn, json.loads(receipts))
+            yield Event(mid, event, dt(at) or datetime.now(UTC), session, turn, json.loads(receipts))
 
     def surfaced_in_session(self, session: str, since_turn: int) -> set[str]:
         rows = self.conn.execute(
@@ -514,68 +487,6 @@ class SQLiteStore:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
-def _where(query: Query) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    # Rows named by id or by file are few: they are looked up by key, and status and scope only filter them
-    # (`+column` keeps the planner off their index, which without statistics it prefers, walking every
-    # active memory: 13 ms instead of 0.1 for a read hook's gotchas at 10k memories).
-    plus = "+" if query.ids is not None or query.file is not None else ""
-    if query.status is not None:
-        clauses.append(f"{plus}status IN ({','.join('?' * len(query.status))})")
-        params.extend(query.status)
-    for column in ("category", "scope", "session", "supersedes"):
-        value = getattr(query, column)
-        if value is not None:
-            clauses.append(f"{plus if column == 'scope' else ''}{column} = ?")
-            params.append(value)
-    if query.origin is not None:
-        if query.origin.endswith(":"):
-            clauses.append("origin LIKE ? ESCAPE '\\'")
-            params.append(query.origin.replace("%", "\\%").replace("_", "\\_") + "%")
-        else:
-            clauses.append("origin = ?")
-            params.append(query.origin)
-    if query.pinned is not None:
-        # A literal, not a parameter: only then can the planner use the partial index on pinned rows.
-        clauses.append(f"pinned = {int(query.pinned)}")
-    if query.file is not None:
-        clauses.append("rowid IN (SELECT memory_rowid FROM file_refs WHERE path = ?)")
-        params.append(query.file)
-    if query.ids is not None:
-        clauses.append(f"id IN ({','.join('?' * len(query.ids))})")
-        params.extend(query.ids)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
-
-
-def _memory(row: Sequence[Any]) -> Memory:
-    data = dict(zip(_COLUMNS, row, strict=True))
-    memory = Memory(
-        id=data["id"],
-        summary=data["summary"],
-        details=data["details"],
-        category=data["category"],
-        scope=data["scope"],
-        files=() if data["files"] == "[]" else tuple(json.loads(data["files"])),
-        priority=data["priority"],
-        pinned=bool(data["pinned"]),
-        origin=data["origin"],
-        supersedes=data["supersedes"],
-        status=data["status"],
-        session=data["session"],
-        created=_dt(data["created"]) or datetime.now(UTC),
-        updated=_dt(data["updated"]) or datetime.now(UTC),
-        anchors=()
-        if data["anchors"] == "[]"
-        else tuple(Anchor.from_front(a) for a in json.loads(data["anchors"])),
-        tags=() if data["tags"] == "[]" else tuple(json.loads(data["tags"])),
-        aliases=() if data["aliases"] == "[]" else tuple(json.loads(data["aliases"])),
-    )
-    # The stored hash is the one computed at write time from the same text: spare recomputing it.
-    memory.__dict__["content_hash"] = data["content_hash"]
-    return memory
-
-
 # Bumped in the same transaction as every write to a memory (the name is older than its second use): it
 # versions the vector cache file and the in-process memo of memories.
 _VECTORS_VERSION = "vectors.version"
@@ -584,14 +495,3 @@ _VECTORS_VERSION = "vectors.version"
 _INDEX_ID = "index.id"
 # A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
 _MEMO_MAX = 50_000
-
-
-def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield list(items[start : start + size])
-
-
-def _dt(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    return parse_iso(value)

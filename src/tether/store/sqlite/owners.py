@@ -1,0 +1,68 @@
+"""Which active memories name a path (the `file_refs` table), for the plain and the warm store.
+
+A path's owners are a posting list of the file refs, and recall asks for them on every prompt: the touched
+file and each directory above it (`src/`, `src/auth/`), the directories' lists the longest and the most
+often asked for. A warm store (`SQLiteStore(warm=True)`) keeps each path's owners until the index's write
+version moves, as `tether.store.sqlite.postings` keeps each term's postings.
+
+    >>> owners = PathOwners(conn)  # doctest: +SKIP
+    >>> owners.owners(["src/app.py", "src/"], version="ab:12")  # doctest: +SKIP
+    {'src/app.py': ['3f1c2a9b'], 'src/': ['0a1b2c3d', '3f1c2a9b']}
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from tether.store.sqlite.rows import chunks
+
+# Paths kept before all are dropped and refilled (a path and a short list each): bounded in a long-lived
+# process however many files its recalls touch.
+PATHS_MAX = 20_000
+
+
+def read_owners(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Active memories naming each exact path (file or directory ref); paths no active memory names are
+    left out."""
+    out: dict[str, list[str]] = {}
+    for chunk in chunks(list(paths)):
+        marks = ",".join("?" * len(chunk))
+        for path, mid in conn.execute(
+            # CROSS JOIN keeps file_refs first: left to itself the planner walks every active memory
+            # through the status index (7 ms at 10k memories instead of 0.3).
+            f"SELECT f.path, m.id FROM file_refs f CROSS JOIN memories m ON m.rowid = f.memory_rowid"
+            f" WHERE f.path IN ({marks}) AND m.status = 'active'",
+            chunk,
+        ):
+            out.setdefault(path, []).append(mid)
+    return out
+
+
+class PathOwners:
+    """Each path's owners, read once per version of the index (`SQLiteStore.version()`)."""
+
+    def __init__(self, conn: sqlite3.Connection, max_paths: int = PATHS_MAX) -> None:
+        self.conn = conn
+        self.max_paths = max_paths
+        self._version: str | None = None
+        self._owners: dict[str, list[str]] = {}  # path → owners (empty: none)
+
+    def owners(self, paths: Sequence[str], *, version: str) -> dict[str, list[str]]:
+        """What `read_owners` returns, in the same order, from the kept lists where it can."""
+        if version != self._version or len(self._owners) > self.max_paths:
+            self._owners.clear()
+            self._version = version
+        missing = [path for path in dict.fromkeys(paths) if path not in self._owners]
+        if missing:
+            found = read_owners(self.conn, missing)
+            for path in missing:
+                self._owners[path] = found.get(path, [])
+        # In the order the SQL gives them: chunk by chunk, each chunk's paths as its index walks them (sorted:
+        # UTF-8 and code points sort alike), each path's owners as they were read.
+        out: dict[str, list[str]] = {}
+        for chunk in chunks(list(paths)):
+            for path in sorted(set(chunk)):
+                if self._owners[path]:
+                    out.setdefault(path, []).extend(self._owners[path])  # a new list: the kept one stays
+        return out

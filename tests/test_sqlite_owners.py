@@ -1,0 +1,74 @@
+"""`tether.store.sqlite.owners`: a warm store's kept owners of each path are what the SQL reads, in its order,
+before and after writes from any connection."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tether.model.memory import Memory
+from tether.store.sqlite.owners import PathOwners, read_owners
+from tether.store.sqlite.store import SQLiteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+PATHS = ["src/", "src/app/", "src/app/upload.py", "src/app/billing.py", "docs/", "docs/guide.md", "README.md"]
+
+
+def fill(store: SQLiteStore, rng: random.Random, count: int) -> None:
+    with store.transaction():
+        for n in range(count):
+            files = tuple(rng.sample(PATHS, rng.randint(0, 3)))
+            status = "archived" if n % 9 == 0 else "active"
+            store.put(Memory(f"{n:08x}", f"memory {n}", files=files, status=status, created=T0, updated=T0))
+
+
+def test_kept_owners_are_what_the_sql_reads_in_its_order(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    plain = SQLiteStore(tmp_path / "index.db")
+    warm = SQLiteStore(tmp_path / "index.db", warm=True)
+    try:
+        fill(plain, rng, 120)
+        for _ in range(2):  # read, then kept
+            for _ in range(40):
+                asked = rng.sample([*PATHS, "src/gone.py"], rng.randint(1, 5))
+                want = plain.owners(asked)
+                got = warm.owners(asked)
+                assert got == want and list(got) == list(want), asked
+    finally:
+        plain.close()
+        warm.close()
+
+
+def test_a_write_from_another_connection_is_seen(tmp_path: Path) -> None:
+    warm = SQLiteStore(tmp_path / "index.db", warm=True)
+    try:
+        warm.put(Memory("0000000a", "upload rule", files=("src/app/upload.py",), created=T0, updated=T0))
+        assert warm.owners(["src/app/upload.py"]) == {"src/app/upload.py": ["0000000a"]}
+        other = SQLiteStore(tmp_path / "index.db")  # another process's writes: the version in the file moves
+        try:
+            other.put(Memory("0000000b", "another", files=("src/app/upload.py",), created=T0, updated=T0))
+            other.put(other.get("0000000a").with_changes(status="archived"))  # type: ignore[union-attr]
+        finally:
+            other.close()
+        assert warm.owners(["src/app/upload.py"]) == {"src/app/upload.py": ["0000000b"]}
+        warm.remove("0000000b")  # its own write too
+        assert warm.owners(["src/app/upload.py"]) == {}
+    finally:
+        warm.close()
+
+
+def test_the_kept_lists_are_bounded_and_never_handed_out(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "index.db")
+    try:
+        fill(store, random.Random(4), 40)
+        owners = PathOwners(store.conn, max_paths=2)
+        version = store.version()
+        for path in PATHS:
+            assert owners.owners([path], version=version) == read_owners(store.conn, [path])
+        assert len(owners._owners) <= 3
+        got = owners.owners(["src/"], version=version)
+        got["src/"].append("ffffffff")  # the caller's list is its own
+        assert owners.owners(["src/"], version=version) == read_owners(store.conn, ["src/"])
+    finally:
+        store.close()
