@@ -102,6 +102,9 @@ def test_a_file_that_does_not_parse_still_has_its_import_lines() -> None:
         "from a import (b,\n '''c''')\nimport d",
         'def f():\n    """Doc."""\n    import inner\n    return inner\n"""\nimport hidden\n"""\n',
         "x = 1; import after_semicolon\nimportant = 2\n  import indented as i, other\n",
+        # Docstrings after the last import (the scan stops at the last "import"), and one only in a string.
+        "import a\n\ndef f():\n    \"\"\"F.\"\"\"\n\ndef g():\n    '''G.'''\n",
+        'import a\n"""\nimport not_this\n"""\ndef f():\n    """F."""\n',
         "",
     ],
 )
