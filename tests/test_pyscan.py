@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.repo.imports import fan_in, language_of, parse_imports
+from tether.repo.fanin import fan_in
+from tether.repo.imports import language_of, parse_imports
 from tether.repo.pyscan import python_specs
 
 ROOT = Path(__file__).resolve().parents[1]

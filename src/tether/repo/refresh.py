@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from tether.errors import TetherError
 from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
+from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
     Commit,
@@ -42,7 +44,6 @@ from tether.repo.git import (
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
-from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark
 from tether.store.base import CachedImports, RepoMapStore
@@ -131,7 +132,14 @@ class Refresh:
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
+        # What the stored fan-in was counted from: the files and specs read here, unless another refresh
+        # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
+        # (a lost import cache: the basis names how many there were).
+        basis = self.tables.state().get("fan_in_basis")
         cached = self.tables.cached_imports()
+        counted = self.tables.fan_ins()
+        if basis is not None and basis.partition(":")[0] != str(len(cached)):
+            basis = None
         # The file list and the import scan in a thread, while this one reads history: git ls-files and the
         # scan of the changed files overlap the git log they do not depend on.
         sources = _InThread(self._list_and_parse, in_git, cached)
@@ -143,31 +151,40 @@ class Refresh:
                 part, read = self._read(plan, head, prefix, sources)
                 if self.progress is not None:
                     self.progress("writing", 0, None)
-                files, specs, import_rows, import_changed = sources.result()
+                files, specs, import_rows, changed = sources.result()
+                digest = _digest(files)
+                known = None if plan.scratch or plan.resumed or plan.saved else basis
+                counts = _counted(files, specs, changed, known, cached, counted)
                 with self.tables.write():
                     self._check(plan)
+                    if known is not None and self.tables.state().get("fan_in_basis") != known:
+                        counts = fan_in(set(files), specs)  # another refresh counted since `basis` was read
                     write = self._apply(plan, part)
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
-                    touched = touched or state.get("files_digest") != _digest(files)
+                    touched = touched or state.get("files_digest") != digest
                     if touched:
                         self.tables.set_files(files)
                     self.tables.put_imports(import_rows)
                     # The rows read at the start (a row another refresh added meanwhile is for a file it
                     # listed, and is checked by its blob or stat before any use).
                     self.tables.drop_imports(set(cached) - set(specs))
-                    if touched or import_changed:
-                        self._write_fan_in(set(files), specs)
+                    recounted = touched or bool(changed)
+                    if recounted:
+                        self._write_fan_in(counts)
                     renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
                     self.tables.set_state(
                         {
                             **self._base,
                             "last_commit": head,
-                            "files_digest": _digest(files),
+                            "files_digest": digest,
                             "refreshed_at_ns": str(started),
                             "head_stamp": stamp,
                             "partial": None,
                             "partial_scratch": None,
                             "partial_renames": None,
+                            # A new token whenever the counts are written: what the next refresh's count
+                            # starts from. (Counts not written stand on the token they have.)
+                            **({"fan_in_basis": f"{len(specs)}:{os.urandom(8).hex()}"} if recounted else {}),
                         }
                     )
             except _Moved:
@@ -242,6 +259,7 @@ class Refresh:
                     "partial": mark,
                     "partial_scratch": "1" if plan.scratch else None,
                     "partial_renames": json.dumps(renames) if renames else None,
+                    "fan_in_basis": None,  # import rows written without the counts: not what they count
                 }
             )
         plan.seen, plan.renames, plan.clear = (None, mark), renames, False
@@ -261,15 +279,14 @@ class Refresh:
 
     # -- files and fan-in ----------------------------------------------------------------------------
 
-    def _write_fan_in(self, files: set[str], specs: dict[str, tuple[str, ...]]) -> None:
-        counts = compute_fan_in(files, specs)
+    def _write_fan_in(self, counts: dict[str, int]) -> None:
         stored = self.tables.fan_ins()
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
 
     def _list_and_parse(
         self, in_git: bool, cached: dict[str, CachedImports]
-    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
+    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
         """The files that exist now, and `scan_sources` of them (in a thread: no store access)."""
         tree = list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
         return (tree.files, *scan_sources(self.root, tree, cached))
@@ -290,6 +307,24 @@ def continue_from(
         if tip != head and git(root, "merge-base", "--is-ancestor", tip, head, check=False).returncode:
             return None
     return mark
+
+
+def _counted(
+    files: list[str],
+    specs: dict[str, tuple[str, ...]],
+    changed: set[str],
+    basis: str | None,
+    cached: dict[str, CachedImports],
+    counted: dict[str, int],
+) -> dict[str, int]:
+    """What `fan_in` counts for `files` and `specs`: `counted` brought up to date (`FanInChange`) when a
+    `basis` says it was counted from the `cached` specs and the files it lists, else counted anew."""
+    if basis is not None:
+        old_specs = {path: row.specs for path, row in cached.items()}
+        change = FanInChange.between(counted.keys(), old_specs, files, specs, changed)
+        if change is not None:
+            return change.applied(counted)
+    return fan_in(set(files), specs)
 
 
 def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:

@@ -26,17 +26,17 @@ _MAX_SOURCE_BYTES = 2_000_000
 
 def scan_sources(
     root: Path, tree: WorkTree, cached: dict[str, CachedImports]
-) -> tuple[dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
+) -> tuple[dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
     """Import specs of every source file of `tree`, reading only files whose content may have changed.
 
     A cached parse is trusted without touching the file when git finds the file unmodified and its blob
     is the one the parse was made from; otherwise (untracked, locally modified, or no git) when the
     file's mtime and size are the parse's; else the file is read, and its blob id tells a touched file
-    from a changed one. Returns (specs by path, cache rows to write, whether any file's specs changed or
-    vanished). No store access: the repo map runs it in a thread."""
+    from a changed one. Returns (specs by path, cache rows to write, the paths whose specs changed, appeared
+    or vanished: what fan-in re-resolves). No store access: the repo map runs it in a thread."""
     specs: dict[str, tuple[str, ...]] = {}
     rows: dict[str, CachedImports] = {}
-    changed = False
+    changed: set[str] = set()
     base = str(root)
     for path in tree.files:
         if language_of(path) is None:
@@ -68,8 +68,9 @@ def scan_sources(
             parsed = old.specs  # touched, not changed
         else:
             parsed = tuple(parse_imports(path, data.decode("utf-8", errors="replace")))
-            changed = changed or old is None or old.specs != parsed
+            if old is None or old.specs != parsed:
+                changed.add(path)
         specs[path] = parsed
         rows[path] = CachedImports(st.st_mtime_ns, st.st_size, digest, parsed)
-    changed = changed or bool(set(cached) - set(specs))
+    changed.update(cached.keys() - specs.keys())
     return specs, rows, changed
