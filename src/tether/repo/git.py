@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +62,13 @@ def _command(root: Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     return _finish(root, args, _start(root, args), check)
+
+
+def start(root: Path, *args: str) -> Callable[[], subprocess.CompletedProcess[bytes]]:
+    """`git(root, *args, check=False)` started now; call the result to wait for it. What the caller does
+    meanwhile overlaps it."""
+    proc = _start(root, args)
+    return lambda: _finish(root, args, proc, check=False)
 
 
 def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:

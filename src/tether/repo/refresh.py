@@ -36,7 +36,6 @@ from tether.repo.git import (
     HistoryRestarted,
     WorkTree,
     collapse_renames,
-    git,
     head_stamp,
     list_files,
     list_work_tree,
@@ -45,7 +44,7 @@ from tether.repo.git import (
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.sources import scan_sources
-from tether.repo.watermark import Watermark
+from tether.repo.watermark import Watermark, ancestry, recorded
 from tether.store.base import CachedImports, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
@@ -84,6 +83,13 @@ class _Plan:
     resumed: bool  # continues a read stopped part way
     renames: list[tuple[str, str]] = field(default_factory=list)  # read and saved so far (not scratch)
     saved: int = 0  # parts saved by this attempt
+    # Whether HEAD's history still contains `mark` (`watermark.ancestry`, asked while history is read):
+    # confirmed before the first write, None once it is.
+    contained: Callable[[], bool] | None = None
+
+
+class _Rewritten(Exception):
+    """HEAD's history no longer contains what the map read (rebase, force-push, reset): read it all."""
 
 
 @dataclass
@@ -132,6 +138,9 @@ class Refresh:
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
+        # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
+        # are read, in threads while this one reads history: they overlap the git log they do not need.
+        listing = _InThread(self._list, in_git)
         # What the stored fan-in was counted from: the files and specs read here, unless another refresh
         # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
         # (a lost import cache: the basis names how many there were).
@@ -140,15 +149,15 @@ class Refresh:
         counted = self.tables.fan_ins()
         if basis is not None and basis.partition(":")[0] != str(len(cached)):
             basis = None
-        # The file list and the import scan in a thread, while this one reads history: git ls-files and the
-        # scan of the changed files overlap the git log they do not depend on.
-        sources = _InThread(self._list_and_parse, in_git, cached)
+        sources = _InThread(self._scan, listing, cached)
         self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
+        rewritten = False
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
-            plan = self._plan(state, in_git, head)
+            plan = self._plan(state, in_git, head, rewritten)
             try:
                 part, read = self._read(plan, head, prefix, sources)
+                self._confirm(plan)
                 if self.progress is not None:
                     self.progress("writing", 0, None)
                 files, specs, import_rows, changed = sources.result()
@@ -189,21 +198,25 @@ class Refresh:
                     )
             except _Moved:
                 continue
+            except _Rewritten:
+                rewritten = True
+                continue
             return RefreshReport(renames, read, plan.scratch, len(files))
         raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
 
     # -- planning ---------------------------------------------------------------------------------
 
-    def _plan(self, state: dict[str, str], in_git: bool, head: str | None) -> _Plan:
+    def _plan(self, state: dict[str, str], in_git: bool, head: str | None, rewritten: bool) -> _Plan:
         seen = (state.get("last_commit"), state.get("partial"))
         resumed = "partial" in state
-        mark = continue_from(self.root, state, self._base, head)
+        mark = None if rewritten else recorded(state, self._base, head)
         if mark is None:  # other rules or root, history rewritten: read it all again
             revs = [head] if in_git and head is not None else None
             return _Plan(seen, Watermark(), revs, clear=True, scratch=True, resumed=resumed)
         revs = None if head is None or mark.tips == {head} else mark.revs(head)
         scratch = resumed and state.get("partial_scratch") == "1"
         plan = _Plan(seen, mark, revs, clear=False, scratch=scratch, resumed=resumed)
+        plan.contained = ancestry(self.root, mark, head)
         if resumed and not scratch:
             plan.renames = [(str(a), str(b)) for a, b in json.loads(state.get("partial_renames") or "[]")]
         return plan
@@ -243,6 +256,7 @@ class Refresh:
 
     def _save(self, plan: _Plan, part: _Part, sources: _InThread[Any]) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
+        self._confirm(plan)
         renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
         with self.tables.write():
             self._check(plan)
@@ -265,6 +279,12 @@ class Refresh:
         plan.seen, plan.renames, plan.clear = (None, mark), renames, False
         plan.saved += 1
 
+    def _confirm(self, plan: _Plan) -> None:
+        if plan.contained is not None:
+            contained, plan.contained = plan.contained(), None
+            if not contained:
+                raise _Rewritten()
+
     def _check(self, plan: _Plan) -> None:
         state = self.tables.state()
         if (state.get("last_commit"), state.get("partial")) != plan.seen:
@@ -284,29 +304,16 @@ class Refresh:
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
 
-    def _list_and_parse(
-        self, in_git: bool, cached: dict[str, CachedImports]
+    def _list(self, in_git: bool) -> WorkTree:
+        """The files that exist now (in a thread, as `_scan`: no store access)."""
+        return list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+
+    def _scan(
+        self, listing: _InThread[WorkTree], cached: dict[str, CachedImports]
     ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
-        """The files that exist now, and `scan_sources` of them (in a thread: no store access)."""
-        tree = list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+        """The files that exist now, and `scan_sources` of them."""
+        tree = listing.result()
         return (tree.files, *scan_sources(self.root, tree, cached))
-
-
-def continue_from(
-    root: Path, state: dict[str, str], base: dict[str, str], head: str | None
-) -> Watermark | None:
-    """What of HEAD's history the map in `state` has read already (nothing: an empty watermark), or None
-    when it must be read again from nothing: built under other rules (`base`: mode, prefix, version) or
-    from a history HEAD no longer contains (rebase, force-push, reset; a branch that lost its commits)."""
-    if any(state.get(key, "") != value for key, value in base.items()):
-        return None
-    mark = Watermark.decode(state.get("partial", state.get("last_commit")))
-    if head is None or not mark.tips:
-        return None if mark.tips or head is not None else mark
-    for tip in mark.tips:
-        if tip != head and git(root, "merge-base", "--is-ancestor", tip, head, check=False).returncode:
-            return None
-    return mark
 
 
 def _counted(
