@@ -86,13 +86,21 @@ class FanInChange:
         names = _Names(before, after, added, removed)
         if names.reach_kept():
             return None
-        importers = set(changed) | _exposed(moved, specs, names) if moved else set(changed)
+        exposed = _exposed(moved, specs, names) if moved else set()
+        importers = set(changed) | {
+            p for p, file_specs in specs.items() if not exposed.isdisjoint(file_specs)
+        }
         new = Resolver(after, specs)
-        old = Resolver(before, old_specs, _index_before(new.py_modules, added, removed, names))
+        targets = {p: new.targets(p, specs[p]) for p in importers if p in after and p in specs}
+        old = new  # the same file set: the same resolution
+        if moved:
+            # An absolute spec no moved file can answer resolves as it does in the new file set.
+            known = {spec: t for spec, t in new.absolute_specs().items() if spec not in exposed}
+            old = Resolver(before, old_specs, _index_before(new.py_modules, added, removed, names), known)
         delta: dict[str, int] = defaultdict(int)
         for path in importers:
             was = old.targets(path, old_specs[path]) if path in before and path in old_specs else set()
-            now = new.targets(path, specs[path]) if path in after and path in specs else set()
+            now = targets.get(path, set())
             was.discard(path)
             now.discard(path)
             if any(t.endswith(("/", ".go")) for t in was ^ now):
@@ -153,7 +161,7 @@ class _Names:
 
 
 def _exposed(moved: frozenset[str], specs: Mapping[str, Sequence[str]], module_names: _Names) -> set[str]:
-    """The files holding a spec that could resolve to, or away from, one of `moved` (a superset).
+    """The specs of `specs` that could resolve to, or away from, one of `moved` (a superset).
 
     A spec names a file by its module name (absolute Python) or by its last path component (relative
     Python, JS, Rust); an `index.*`, `mod.rs` or `__init__.py` by its directory's."""
@@ -167,8 +175,7 @@ def _exposed(moved: frozenset[str], specs: Mapping[str, Sequence[str]], module_n
         if path.endswith(".py"):
             names |= module_names.of(path)
     parts.discard("")  # a root-level index: named by `.`-only specs, which are always tested
-    hit = {spec for spec in set().union(*specs.values()) if _may_name(spec, names, parts)}
-    return {path for path, file_specs in specs.items() if not hit.isdisjoint(file_specs)} if hit else set()
+    return {spec for spec in set().union(*specs.values()) if _may_name(spec, names, parts)}
 
 
 def _may_name(spec: str, names: set[str], parts: set[str]) -> bool:

@@ -25,14 +25,16 @@ _JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs"
 
 class Resolver:
     """Specs resolved against one file set: `targets(importer, specs)` is the files `importer` imports
-    (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it (the
-    incremental fan-in derives one file set's from another's); Go's tables are built on first use."""
+    (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it, and
+    `absolute` what some absolute Python specs resolve to here, known from another file set (the
+    incremental fan-in derives both from the new file set's); Go's tables are built on first use."""
 
     def __init__(
         self,
         files: Collection[str],
         specs: Mapping[str, Sequence[str]],
         py_modules: dict[str, list[str]] | None = None,
+        absolute: Mapping[str, str | None] | None = None,
     ) -> None:
         self.files = files if isinstance(files, set | frozenset) else set(files)
         self.specs = specs
@@ -41,7 +43,11 @@ class Resolver:
         # An absolute Python spec names the same file from every importer unless a name it looks up has
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
         # are absolute, and each module is imported by several files.
-        self._absolute: dict[str, str | None] = {}
+        self._absolute: dict[str, str | None] = dict(absolute or {})
+
+    def absolute_specs(self) -> dict[str, str | None]:
+        """The absolute Python specs resolved so far, and to what (the same from every importer)."""
+        return dict(self._absolute)
 
     def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
         lang = language_of(path)
