@@ -14,7 +14,7 @@ import pytest
 from tether.errors import TetherError
 from tether.repo.cochange import MAX_COMMIT_FILES
 from tether.repo.fanin import fan_in
-from tether.repo.git import Change, Commit, blob_id, collapse_renames, list_work_tree
+from tether.repo.git import Change, Commit, blob_id, collapse_renames
 from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
@@ -739,20 +739,6 @@ def test_a_lost_import_cache_ends_at_the_full_rebuilds_fan_in(repo: Repo, db: Pa
     assert not report.rebuilt
     assert fan_ins(rm) == full_fan_in(repo.path, tmp_path / "fresh.db")
     assert len(rm.tables.cached_imports()) == len(PROJECT)
-
-
-def test_work_tree_names_the_blob_only_of_files_git_finds_unmodified(repo: Repo) -> None:
-    repo.commit({"clean.py": "1\n", "edited.py": "1\n", "staged.py": "1\n", "gone.py": "1\n"})
-    repo.write({"edited.py": "2\n", "staged.py": "2\n", "new.py": "1\n"})
-    repo.git("add", "staged.py")
-    (repo.path / "gone.py").unlink()
-    tree = list_work_tree(repo.path)
-    assert tree.files == ["clean.py", "edited.py", "new.py", "staged.py"]
-    assert tree.clean == {
-        "clean.py": repo.git("rev-parse", "HEAD:clean.py"),
-        "staged.py": repo.git("rev-parse", ":staged.py"),  # the index's blob is the work tree's
-    }
-    assert tree.clean["staged.py"] == blob_id(b"2\n") and tree.object_format == "sha1"
 
 
 # -- a long read saved part way: where it stopped, what is left, and a killed build continuing ----------

@@ -34,17 +34,16 @@ from tether.repo.git import (
     Change,
     Commit,
     HistoryRestarted,
-    WorkTree,
     collapse_renames,
     head_stamp,
     list_files,
-    list_work_tree,
     stream_commits,
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
+from tether.repo.worktree import WorkTree, WorkTreeListing
 from tether.store.base import CachedImports, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
@@ -304,16 +303,16 @@ class Refresh:
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
 
-    def _list(self, in_git: bool) -> WorkTree:
+    def _list(self, in_git: bool) -> WorkTreeListing | WorkTree:
         """The files that exist now (in a thread, as `_scan`: no store access)."""
-        return list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+        return WorkTreeListing(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
 
     def _scan(
-        self, listing: _InThread[WorkTree], cached: dict[str, CachedImports]
+        self, listing: _InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
     ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
         """The files that exist now, and `scan_sources` of them."""
-        tree = listing.result()
-        return (tree.files, *scan_sources(self.root, tree, cached))
+        tree, specs, rows, changed = scan_sources(self.root, listing.result(), cached)
+        return tree.files, specs, rows, changed
 
 
 def _counted(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.repo.git import start
+from tether.repo.git import finish, start
 
 # A stop is saved only while the tips are this few: each becomes a `^tip` argument of the next `git log`
 # and an ancestry check of the next refresh. Real histories have a handful open at once; an octopus-heavy
@@ -86,5 +86,6 @@ def recorded(state: dict[str, str], base: dict[str, str], head: str | None) -> W
 def ancestry(root: Path, mark: Watermark, head: str | None) -> Callable[[], bool]:
     """Whether HEAD's history contains every tip of `mark`: one `git merge-base --is-ancestor` per tip,
     started now and waited for when the answer is asked (a refresh reads history meanwhile)."""
-    checks = [start(root, "merge-base", "--is-ancestor", t, head) for t in mark.tips if head and t != head]
-    return lambda: all(check().returncode == 0 for check in checks)
+    args = [("merge-base", "--is-ancestor", t, head) for t in mark.tips if head and t != head]
+    checks = [(a, start(root, a)) for a in args]
+    return lambda: all(finish(root, a, proc, check=False).returncode == 0 for a, proc in checks)
