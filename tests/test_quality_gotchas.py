@@ -26,7 +26,14 @@ from gotchas_build import (
 )
 from gotchas_comments import Gotcha, comments, gotchas, split_summary, trigger_of
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk, below, distance, follow
-from gotchas_eval import BM25Files, BM25FilesCode, NearestToEdit, NearestToEditTracked
+from gotchas_eval import (
+    BM25Files,
+    BM25FilesCode,
+    BM25FilesCodeDef,
+    NearestToEdit,
+    NearestToEditTracked,
+    enclosing_line,
+)
 
 # --- comments -----------------------------------------------------------------------------------------
 
@@ -281,6 +288,27 @@ def test_bm25_with_code_also_matches_the_code_around_each_comment_at_c1(tmp_path
     assert plain.retrieve(view, "prompt+files")[0] != "top"  # the memories' own words say nothing of it
     # 36 lines from `mid`'s comment: out of its window, so only `top` matches it
     assert coded.pool.bm25("crc32", ["a.go"]) == ["top"]
+
+
+def test_bm25_with_code_and_definition_also_matches_the_line_git_names_above_each_comment(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lines = ["package a", *(["\tstep()"] * 100)]
+    lines[20 - 1] = "func Resize(img Image) {"  # 20 lines above `mid`'s comment: out of the code's window
+    lines[30 - 1] = "}"
+    lines[40 - 1] = "\t// never retry the upload"
+    c1 = _commit(repo, "c1", {"a.go": "\n".join(lines) + "\n"})
+    corpus = _corpus(MEMORIES, str(repo / ".git"), c1)
+    coded, defined = BM25FilesCode(), BM25FilesCodeDef()
+    coded.prepare(corpus)
+    defined.prepare(corpus)
+    # a closing brace is not a definition: both comments below it are "in" Resize, `top` above is not
+    assert sorted(defined.pool.bm25("resize", ["a.go"])) == ["low", "mid"]
+    assert coded.pool.bm25("resize", ["a.go"]) == []
+    assert enclosing_line(lines, 3) == "package a" and enclosing_line(lines, 1) == ""
 
 
 def test_frozen_labels_refuse_a_rebuild_that_differs() -> None:

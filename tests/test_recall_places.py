@@ -61,3 +61,34 @@ def test_the_prompts_words_in_the_code_around_an_anchor_order_the_touched_files_
     (repo / path).write_text("\n".join("pass" for _ in range(200)) + "\n", encoding="utf-8")
     found = ws.recall("the upload backoff seconds are too long", [path], record=False).memories
     assert all("place" not in r.signals for r in found)
+
+
+def test_the_name_of_the_definition_holding_an_anchor_counts_however_far_above_it_is(
+    repo: Path, ws: Workspace
+) -> None:
+    """A prompt naming a function finds the warning deep inside it (20 lines below the `def`, out of the
+    5 lines' reach), and not the warnings inside the file's other functions."""
+    path = "src/jobs.py"
+    (repo / "src").mkdir(exist_ok=True)
+    lines: list[str] = []
+    anchors: dict[str, int] = {}
+    for name in ("enqueue_batch", "verify_checksum", "schedule_retry"):
+        lines.append(f"def {name}(item):")
+        lines.extend("    item = step(item)" for _ in range(20))
+        anchors[name] = len(lines) + 1
+        lines.append("    # NOTE: careful, the order matters here")
+        lines.extend("    item = step(item)" for _ in range(10))
+        lines.append("    return item")
+        lines.append("")
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "jobs")
+    ids = {
+        name: ws.add(f"The order matters ({n})", category="gotcha", at=[f"{path}:{line}-{line}"]).memory.id
+        for n, (name, line) in enumerate(anchors.items())
+    }
+    for name, prompt in (("verify_checksum", "verify the checksum twice"), ("schedule_retry", "retry later")):
+        found = ws.recall(prompt, [path], record=False).memories
+        assert found[0].memory.id == ids[name], [r.memory.summary for r in found]
+        assert found[0].signals["place"] > 0
+        assert all("place" not in r.signals for r in found[1:])

@@ -188,10 +188,39 @@ class BM25FilesCode(BM25Files):
                 texts[m.path] = (
                     (corpus.blob(corpus.c1, m.path) or b"").decode("utf-8", "replace").splitlines()
                 )
-            code = "\n".join(texts[m.path][max(0, m.line - 1 - CODE_LINES) : m.end_line + CODE_LINES])
-            rows.append((m.id, m.path, f"{m.summary}\n{m.details}\n{code}"))
+            rows.append((m.id, m.path, f"{m.summary}\n{m.details}\n{self.code(texts[m.path], m)}"))
         self.pool.db.execute("DELETE FROM notes")
         self.pool.db.executemany("INSERT INTO notes VALUES (?, ?, ?)", rows)
+
+    def code(self, lines: list[str], m: Gotcha) -> str:
+        return "\n".join(lines[max(0, m.line - 1 - CODE_LINES) : m.end_line + CODE_LINES])
+
+
+class BM25FilesCodeDef(BM25FilesCode):
+    """bm25:files+code with the line git names as the comment's enclosing definition (`enclosing_line`).
+
+    Made the session tether's place words learned the definition's name (issue 17, session 6), so that the
+    strongest simple baseline knows it too: on the dev window it beats bm25:files+code by a little (0.548 vs
+    0.541; 25+ 0.413 vs 0.399).
+    """
+
+    name = "bm25:files+code+def"
+
+    def code(self, lines: list[str], m: Gotcha) -> str:
+        return f"{super().code(lines, m)}\n{enclosing_line(lines, m.line)}"
+
+
+def enclosing_line(lines: list[str], line: int) -> str:
+    """git's default hunk-header rule: the nearest line above `line` (1-based) starting with a letter, `_`
+    or `$` (a `func`, `def`, `class`, `fn`, `export function` at the left margin), or "".
+
+    >>> enclosing_line(["func Upload() {", "  x := 1", "  // never retry", "}"], 3)
+    'func Upload() {'
+    """
+    for text in reversed(lines[: max(0, line - 1)]):
+        if text and (text[0].isalpha() or text[0] in "_$"):
+            return text
+    return ""
 
 
 class BM25FilesEdit(BM25Files):
@@ -242,6 +271,7 @@ BASELINES: dict[str, Callable[[], GotchaRetriever]] = {
     "bm25": BM25All,
     "bm25:files": BM25Files,
     "bm25:files+code": BM25FilesCode,
+    "bm25:files+code+def": BM25FilesCodeDef,
     "bm25:files+edit": BM25FilesEdit,
     "nearest-to-edit": NearestToEdit,
     "nearest-to-edit@tracked": NearestToEditTracked,
@@ -359,6 +389,7 @@ GLANCE = (
     ("prompt", "tether"),
     ("prompt+files", "random-3:files"),
     ("prompt+files", "bm25:files"),
+    ("prompt+files", "bm25:files+code+def"),
     ("prompt+files", "tether"),
     ("edit", "bm25:files+edit"),
     ("edit", "nearest-to-edit"),

@@ -119,8 +119,9 @@ def place_channel(
     pool: Pool,
 ) -> None:
     """The query against the code around each anchor of the touched files' memories (the anchor's lines and
-    `scoring.PLACE_LINES` either side, resolved against the file as it is now): a prompt about the upload
-    retry finds the warning that sits beside `retry_upload`, whatever the warning's own words. idf among
+    `scoring.PLACE_LINES` either side, resolved against the file as it is now, and the name of the
+    definition holding them): a prompt about the upload retry finds the warning that sits beside, or inside,
+    `retry_upload`, whatever the warning's own words. idf among
     those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
     not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
     files' own)."""
@@ -151,6 +152,8 @@ def place_channel(
                     for w, lines in at.items()
                     if bisect.bisect_left(lines, first) < bisect.bisect_right(lines, last)
                 }
+                if now.name:  # the definition holding the lines, however far above its name is
+                    found |= words & words_of(now.name)
                 around.setdefault(mid, set()).update(found)
     df: dict[str, int] = {}
     for found in around.values():
