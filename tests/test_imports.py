@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tether.repo.imports import fan_in, language_of, parse_imports
+from tether.repo.fanin import fan_in
+from tether.repo.imports import language_of, parse_imports
 
 
 def fan_in_of(files: dict[str, str]) -> dict[str, int]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.repo.imports import fan_in, language_of, parse_imports
+from tether.repo.fanin import fan_in
+from tether.repo.imports import language_of, parse_imports
 from tether.repo.pyscan import python_specs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +103,9 @@ def test_a_file_that_does_not_parse_still_has_its_import_lines() -> None:
         "from a import (b,\n '''c''')\nimport d",
         'def f():\n    """Doc."""\n    import inner\n    return inner\n"""\nimport hidden\n"""\n',
         "x = 1; import after_semicolon\nimportant = 2\n  import indented as i, other\n",
+        # Docstrings after the last import (the scan stops at the last "import"), and one only in a string.
+        "import a\n\ndef f():\n    \"\"\"F.\"\"\"\n\ndef g():\n    '''G.'''\n",
+        'import a\n"""\nimport not_this\n"""\ndef f():\n    """F."""\n',
         "",
     ],
 )

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # Never listed, in a plain directory; `.tether/` is skipped in git repos too, because memory notes are
 # committed beside the code and would otherwise become everyone's co-change neighbour.
 SKIP_DIRS = frozenset({".git", ".tether", "node_modules", ".venv", "__pycache__"})
-_TETHER_DIR = ".tether/"
+TETHER_DIR = ".tether/"
 _STATUS = re.compile(r"[ACDMRTUXB]\d*")
 _LETTERS = frozenset("ACDMTUXB")  # the plain statuses: a set lookup spares the regex on most lines
 
@@ -65,10 +65,11 @@ def _command(root: Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    return _finish(root, args, _start(root, args), check)
+    return finish(root, args, start(root, args), check)
 
 
-def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
+def start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """`git *args` started, for `finish` to wait for: what the caller does meanwhile overlaps it."""
     import subprocess
 
     cmd, env = _command(root, args)
@@ -78,7 +79,7 @@ def _start(root: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
         raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
 
 
-def _finish(
+def finish(
     root: Path, args: Sequence[str], proc: subprocess.Popen[bytes], check: bool = True
 ) -> subprocess.CompletedProcess[bytes]:
     import subprocess
@@ -144,7 +145,7 @@ def head_stamp(root: Path) -> str | None:
     return None
 
 
-def _split_z(raw: bytes) -> list[str]:
+def split_z(raw: bytes) -> list[str]:
     return [os.fsdecode(p) for p in raw.split(b"\0") if p]
 
 
@@ -155,10 +156,10 @@ def list_files(root: Path, in_git: bool) -> list[str]:
     that skips `SKIP_DIRS` and every dot-directory."""
     if in_git:
         listed = set(
-            _split_z(git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout)
+            split_z(git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout)
         )
-        listed -= set(_split_z(git(root, "ls-files", "-z", "--deleted").stdout))
-        return sorted(p for p in listed if not p.startswith(_TETHER_DIR))
+        listed -= set(split_z(git(root, "ls-files", "-z", "--deleted").stdout))
+        return sorted(p for p in listed if not p.startswith(TETHER_DIR))
     out: list[str] = []
     stack = [""]
     while stack:
@@ -175,57 +176,6 @@ def list_files(root: Path, in_git: bool) -> list[str]:
             else:
                 out.append(path)
     return sorted(out)
-
-
-@dataclass(frozen=True)
-class WorkTree:
-    """The files that exist now (as `list_files` lists them) and what git knows of their content."""
-
-    files: list[str]
-    # Tracked path -> the index's blob id, for files git finds unmodified in the work tree (by the stat it
-    # keeps in the index, comparing content when the stat moved). A file whose cached parse was made from
-    # that blob needs no stat and no read: after a pull, only what the pull or a local edit changed is read.
-    clean: dict[str, str]
-    object_format: str  # "sha1" or "sha256": how `blob_id` hashes content to compare with `clean`
-
-
-_STAGE = re.compile(r"[0-7]{6} ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t")
-
-
-def list_work_tree(root: Path) -> WorkTree:
-    """`list_files` in git, with the blob ids of the files whose work-tree content is the index's.
-
-    Two `git ls-files` as `list_files` runs, side by side: `--stage` adds the blob ids, `--modified` (which
-    lists deleted files too) replaces `--deleted`. Right after a checkout or pull `--modified` compares the
-    content of the files written in the index's last second (git's racy entries): the slower of the two."""
-    modified_args = ("ls-files", "-z", "--modified")
-    modified_proc = _start(root, modified_args)
-    listed: set[str] = set()
-    staged: dict[str, str] = {}
-    unmerged: set[str] = set()
-    try:
-        listing = git(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
-    except BaseException:
-        modified_proc.kill()
-        modified_proc.communicate()
-        raise
-    for entry in _split_z(listing.stdout):
-        m = _STAGE.match(entry)
-        if m is None:
-            listed.add(entry)  # untracked: --stage prints only the path
-            continue
-        path = entry[m.end() :]
-        listed.add(path)
-        if m.group(2) == "0":
-            staged[path] = m.group(1)
-        else:
-            unmerged.add(path)  # a conflict: no one blob is the file
-    modified = set(_split_z(_finish(root, modified_args, modified_proc).stdout))
-    listed -= {p for p in modified if not os.path.lexists(root / p)}
-    files = sorted(p for p in listed if not p.startswith(_TETHER_DIR))
-    clean = {p: oid for p, oid in staged.items() if p not in modified and p not in unmerged}
-    sha256 = any(len(oid) == 64 for oid in staged.values())
-    return WorkTree(files, clean, "sha256" if sha256 else "sha1")
 
 
 def blob_id(data: bytes, object_format: str = "sha1") -> str:
@@ -334,7 +284,7 @@ def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:
         if prefix and not path.startswith(prefix):
             return None
         path = path[len(prefix) :]
-        return None if path.startswith(_TETHER_DIR) else path
+        return None if path.startswith(TETHER_DIR) else path
 
     i = 0
     while i < len(tokens):

@@ -1,15 +1,15 @@
-"""Fan-in: how many files import a file (DESIGN §3, the blast radius).
+"""Import specs: what a file imports, as strings that depend on its content alone (DESIGN §3, fan-in).
 
-Two steps, so a refresh re-parses only files whose content changed:
+Fan-in (how many files import a file: the blast radius) takes three steps, so a refresh re-reads only the
+files whose content changed and re-resolves only what a change can move:
 
-1. `parse_imports(path, text)` turns one file into import *specs*: strings that depend only on that
-   file's content (cached per file by the repo map).
-2. `fan_in(files, specs)` resolves every spec against the current file set and counts, per file, the
-   distinct other files that import it.
+1. `parse_imports(path, text)` turns one file into import *specs* (cached per file by the repo map);
+2. `tether.repo.resolve` resolves specs against the current file set;
+3. `tether.repo.fanin` counts, per file, the distinct other files that import it, from scratch or
+   brought up to date from the last count.
 
-    >>> specs = {"pkg/a.py": parse_imports("pkg/a.py", "from . import b"), "pkg/b.py": []}
-    >>> fan_in({"pkg/__init__.py", "pkg/a.py", "pkg/b.py"}, specs)["pkg/b.py"]
-    1
+    >>> parse_imports("pkg/a.py", "from . import b\\nimport os")
+    ['.:b', 'os']
 
 Coverage, and what is not covered:
 
@@ -36,18 +36,13 @@ Coverage, and what is not covered:
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
 
 from tether.repo.pyscan import python_specs
 
-_JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-# `import "./x.js"` in TypeScript ESM means ./x.ts.
-_JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 
-_LANG_BY_SUFFIX = {".py": "python", ".go": "go", ".rs": "rust", **dict.fromkeys(_JS_EXTS, "js")}
+_LANG_BY_SUFFIX = {".py": "python", ".go": "go", ".rs": "rust", **dict.fromkeys(JS_EXTS, "js")}
 
 
 def language_of(path: str) -> str | None:
@@ -152,229 +147,3 @@ def _expand_use_tree(tree: str) -> list[str]:
             start = i + 1
     parts.append(inner[start:])
     return [prefix + sub for part in parts if part for sub in _expand_use_tree(part)]
-
-
-# -- resolution ------------------------------------------------------------------------------------
-
-
-def fan_in(files: Collection[str], specs: Mapping[str, Sequence[str]]) -> dict[str, int]:
-    """For every file that at least one other file imports: the number of distinct importers."""
-    resolver = _Resolver(files, specs)
-    importers: dict[str, set[str]] = defaultdict(set)
-    for path, file_specs in specs.items():
-        if path not in resolver.files:
-            continue
-        for target in resolver.targets(path, file_specs):
-            if target != path:
-                importers[target].add(path)
-    counts = {target: len(who) for target, who in importers.items()}
-    for pkg_dir, members in resolver.go_packages.items():
-        n = len(importers.get(pkg_dir + "/", ()))
-        if n:
-            counts.pop(pkg_dir + "/", None)
-            for member in members:
-                counts[member] = n
-    counts.pop("/", None)
-    return counts
-
-
-class _Resolver:
-    def __init__(self, files: Collection[str], specs: Mapping[str, Sequence[str]]) -> None:
-        self.files = files if isinstance(files, set | frozenset) else set(files)
-        self.py_modules = _python_module_index(self.files)
-        self.go_modules = sorted(
-            (
-                (spec[len("module ") :], posixpath.dirname(path))
-                for path, file_specs in specs.items()
-                if language_of(path) == "gomod" and path in self.files
-                for spec in file_specs
-            ),
-            key=lambda m: -len(m[0]),
-        )
-        self.go_packages: dict[str, list[str]] = defaultdict(list)
-        for f in self.files:
-            if f.endswith(".go") and not f.endswith("_test.go"):
-                self.go_packages[posixpath.dirname(f)].append(f)
-        self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
-        # An absolute Python spec names the same file from every importer unless a name it looks up has
-        # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
-        # are absolute, and each module is imported by several files.
-        self._absolute: dict[str, str | None] = {}
-
-    def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
-        lang = language_of(path)
-        resolve = self._resolvers.get(lang or "")
-        if resolve is None:
-            return set()
-        out: set[str] = set()
-        if lang == "python":
-            absolute = self._absolute
-            for spec in file_specs:
-                target = absolute[spec] if spec in absolute else self._python(path, spec)
-                if target is not None:
-                    out.add(target)
-            return out
-        for spec in file_specs:
-            target = resolve(path, spec)
-            if target is not None:
-                out.add(target)
-        return out
-
-    # Python
-
-    def _py_module(self, name: str, importer: str) -> str | None:
-        candidates = self.py_modules.get(name)
-        if not candidates:
-            return None
-        if len(candidates) == 1:
-            return candidates[0]
-        # Several roots define the name (e.g. two services): prefer the one nearest the importer.
-        return min(candidates, key=lambda c: (-_common_prefix(c, importer), len(c), c))
-
-    def _py_path(self, base: str) -> str | None:
-        for candidate in (base + ".py", base + "/__init__.py"):
-            if candidate in self.files:
-                return candidate
-        return None
-
-    def _python(self, importer: str, spec: str) -> str | None:
-        module, _, name = spec.partition(":")
-        if not module.startswith("."):
-            looked = (module,) if not name or name == "*" else (f"{module}.{name}", module)
-            found = None
-            for candidate in looked:
-                found = self._py_module(candidate, importer)
-                if found:
-                    break
-            if all(len(self.py_modules.get(n, ())) <= 1 for n in looked):
-                self._absolute[spec] = found  # the same from every importer
-            return found
-        level = len(module) - len(module.lstrip("."))
-        base = posixpath.dirname(importer)
-        for _ in range(level - 1):
-            if not base:
-                return None
-            base = posixpath.dirname(base)
-        rest = module[level:].replace(".", "/")
-        base = posixpath.join(base, rest) if rest else base
-        if name and name != "*":
-            found = self._py_path(posixpath.join(base, name))
-            if found:
-                return found
-        if rest:
-            return self._py_path(base)
-        init = posixpath.join(base, "__init__.py")
-        return init if init in self.files else None
-
-    # JavaScript / TypeScript
-
-    def _js(self, importer: str, spec: str) -> str | None:
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
-        if base.startswith("../") or base == "..":
-            return None
-        base = "" if base == "." else base
-        if base in self.files:
-            return base
-        stem, ext = posixpath.splitext(base)
-        for alt in _JS_SWAP.get(ext, ()):
-            if stem + alt in self.files:
-                return stem + alt
-        for ext in _JS_EXTS:
-            if base + ext in self.files:
-                return base + ext
-        for ext in _JS_EXTS:
-            index = posixpath.join(base, "index" + ext)
-            if index in self.files:
-                return index
-        return None
-
-    # Go: a target is a package directory, returned as "dir/" and spread over its files by fan_in().
-
-    def _go(self, importer: str, spec: str) -> str | None:
-        for module, directory in self.go_modules:
-            if spec == module or spec.startswith(module + "/"):
-                pkg = posixpath.join(directory, spec[len(module) + 1 :]) if spec != module else directory
-                pkg = posixpath.normpath(pkg) if pkg else ""
-                pkg = "" if pkg == "." else pkg
-                if pkg in self.go_packages and posixpath.dirname(importer) != pkg:
-                    return pkg + "/"
-                return None
-        return None
-
-    # Rust
-
-    def _rust_root(self, path: str) -> str | None:
-        directory = posixpath.dirname(path)
-        while True:
-            for root_file in ("lib.rs", "main.rs"):
-                if posixpath.join(directory, root_file) in self.files:
-                    return directory
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
-
-    def _rust(self, importer: str, spec: str) -> str | None:
-        kind, _, rest = spec.partition(":")
-        name = posixpath.basename(importer)
-        directory = posixpath.dirname(importer)
-        if kind == "mod":
-            is_root = name in ("lib.rs", "main.rs", "mod.rs")
-            mod_dir = directory if is_root else posixpath.join(directory, name[:-3])
-            for candidate in (posixpath.join(mod_dir, rest + ".rs"), posixpath.join(mod_dir, rest, "mod.rs")):
-                if candidate in self.files:
-                    return candidate
-            return None
-        root = self._rust_root(importer)
-        if root is None:
-            return None
-        segs = rest.split("::")
-        rel = posixpath.relpath(importer[:-3], root) if root else importer[:-3]
-        here = [] if rel in ("lib", "main") else rel.split("/")
-        if here and here[-1] == "mod":
-            here.pop()
-        if segs[0] == "crate":
-            absolute = segs[1:]
-        else:
-            absolute = list(here)
-            while segs and segs[0] in ("self", "super"):
-                if segs.pop(0) == "super" and absolute:
-                    absolute.pop()
-            absolute += segs
-        for k in range(len(absolute), 0, -1):
-            base = posixpath.join(root, *absolute[:k])
-            for candidate in (base + ".rs", posixpath.join(base, "mod.rs")):
-                if candidate in self.files:
-                    return candidate
-        return None
-
-
-def _python_module_index(files: Collection[str]) -> dict[str, list[str]]:
-    """Module name -> files defining it, under every root a name can be imported from."""
-    init_dirs = {f[: -len("/__init__.py")] for f in files if f.endswith("/__init__.py")}
-    index: dict[str, list[str]] = defaultdict(list)
-    for f in files:
-        if not f.endswith(".py"):
-            continue
-        parts = f[:-3].split("/")
-        if parts[-1] == "__init__":
-            parts.pop()
-        dirs = f.split("/")[:-1]
-        k = len(dirs)
-        while k > 0 and "/".join(dirs[:k]) in init_dirs:
-            k -= 1
-        names = {".".join(parts[k:]), ".".join(parts)}  # package root; repo root (namespace packages)
-        if parts[0] == "src":
-            names.add(".".join(parts[1:]))
-        for name in names:
-            if name:
-                index[name].append(f)
-    return index
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n

@@ -178,7 +178,7 @@ class RepoMap:
         """The commits a refresh would read now: 0 when history is up to date, every commit of HEAD when
         it would build from scratch (never built, other rules or root, history rewritten), what is left
         of a read stopped part way. A few quick git calls (`rev-list --count` over 20k commits: ~15 ms)."""
-        from tether.repo.refresh import continue_from
+        from tether.repo.watermark import continue_from
 
         probe = git_probe(self.root)
         if probe is None or probe[1] is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,23 +29,21 @@ from typing import Any, Generic, TypeVar
 
 from tether.errors import TetherError
 from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
+from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
     Commit,
     HistoryRestarted,
-    WorkTree,
     collapse_renames,
-    git,
     head_stamp,
     list_files,
-    list_work_tree,
     stream_commits,
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
-from tether.repo.imports import fan_in as compute_fan_in
 from tether.repo.sources import scan_sources
-from tether.repo.watermark import Watermark
+from tether.repo.watermark import Watermark, ancestry, recorded
+from tether.repo.worktree import WorkTree, WorkTreeListing
 from tether.store.base import CachedImports, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
@@ -83,6 +82,13 @@ class _Plan:
     resumed: bool  # continues a read stopped part way
     renames: list[tuple[str, str]] = field(default_factory=list)  # read and saved so far (not scratch)
     saved: int = 0  # parts saved by this attempt
+    # Whether HEAD's history still contains `mark` (`watermark.ancestry`, asked while history is read):
+    # confirmed before the first write, None once it is.
+    contained: Callable[[], bool] | None = None
+
+
+class _Rewritten(Exception):
+    """HEAD's history no longer contains what the map read (rebase, force-push, reset): read it all."""
 
 
 @dataclass
@@ -131,63 +137,86 @@ class Refresh:
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
+        # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
+        # are read, in threads while this one reads history: they overlap the git log they do not need.
+        listing = _InThread(self._list, in_git)
+        # What the stored fan-in was counted from: the files and specs read here, unless another refresh
+        # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
+        # (a lost import cache: the basis names how many there were).
+        basis = self.tables.state().get("fan_in_basis")
         cached = self.tables.cached_imports()
-        # The file list and the import scan in a thread, while this one reads history: git ls-files and the
-        # scan of the changed files overlap the git log they do not depend on.
-        sources = _InThread(self._list_and_parse, in_git, cached)
+        counted = self.tables.fan_ins()
+        if basis is not None and basis.partition(":")[0] != str(len(cached)):
+            basis = None
+        sources = _InThread(self._scan, listing, cached)
         self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
+        rewritten = False
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
             state = self.tables.state()
-            plan = self._plan(state, in_git, head)
+            plan = self._plan(state, in_git, head, rewritten)
             try:
                 part, read = self._read(plan, head, prefix, sources)
+                self._confirm(plan)
                 if self.progress is not None:
                     self.progress("writing", 0, None)
-                files, specs, import_rows, import_changed = sources.result()
+                files, specs, import_rows, changed = sources.result()
+                digest = _digest(files)
+                known = None if plan.scratch or plan.resumed or plan.saved else basis
+                counts = _counted(files, specs, changed, known, cached, counted)
                 with self.tables.write():
                     self._check(plan)
+                    if known is not None and self.tables.state().get("fan_in_basis") != known:
+                        counts = fan_in(set(files), specs)  # another refresh counted since `basis` was read
                     write = self._apply(plan, part)
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
-                    touched = touched or state.get("files_digest") != _digest(files)
+                    touched = touched or state.get("files_digest") != digest
                     if touched:
                         self.tables.set_files(files)
                     self.tables.put_imports(import_rows)
                     # The rows read at the start (a row another refresh added meanwhile is for a file it
                     # listed, and is checked by its blob or stat before any use).
                     self.tables.drop_imports(set(cached) - set(specs))
-                    if touched or import_changed:
-                        self._write_fan_in(set(files), specs)
+                    recounted = touched or bool(changed)
+                    if recounted:
+                        self._write_fan_in(counts)
                     renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
                     self.tables.set_state(
                         {
                             **self._base,
                             "last_commit": head,
-                            "files_digest": _digest(files),
+                            "files_digest": digest,
                             "files_count": str(len(files)),
                             "refreshed_at_ns": str(started),
                             "head_stamp": stamp,
                             "partial": None,
                             "partial_scratch": None,
                             "partial_renames": None,
+                            # A new token whenever the counts are written: what the next refresh's count
+                            # starts from. (Counts not written stand on the token they have.)
+                            **({"fan_in_basis": f"{len(specs)}:{os.urandom(8).hex()}"} if recounted else {}),
                         }
                     )
             except _Moved:
+                continue
+            except _Rewritten:
+                rewritten = True
                 continue
             return RefreshReport(renames, read, plan.scratch, len(files))
         raise TetherError("The repo map kept changing under this refresh (other sessions refreshing); retry.")
 
     # -- planning ---------------------------------------------------------------------------------
 
-    def _plan(self, state: dict[str, str], in_git: bool, head: str | None) -> _Plan:
+    def _plan(self, state: dict[str, str], in_git: bool, head: str | None, rewritten: bool) -> _Plan:
         seen = (state.get("last_commit"), state.get("partial"))
         resumed = "partial" in state
-        mark = continue_from(self.root, state, self._base, head)
+        mark = None if rewritten else recorded(state, self._base, head)
         if mark is None:  # other rules or root, history rewritten: read it all again
             revs = [head] if in_git and head is not None else None
             return _Plan(seen, Watermark(), revs, clear=True, scratch=True, resumed=resumed)
         revs = None if head is None or mark.tips == {head} else mark.revs(head)
         scratch = resumed and state.get("partial_scratch") == "1"
         plan = _Plan(seen, mark, revs, clear=False, scratch=scratch, resumed=resumed)
+        plan.contained = ancestry(self.root, mark, head)
         if resumed and not scratch:
             plan.renames = [(str(a), str(b)) for a, b in json.loads(state.get("partial_renames") or "[]")]
         return plan
@@ -227,6 +256,7 @@ class Refresh:
 
     def _save(self, plan: _Plan, part: _Part, sources: _InThread[Any]) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
+        self._confirm(plan)
         renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
         with self.tables.write():
             self._check(plan)
@@ -243,10 +273,17 @@ class Refresh:
                     "partial": mark,
                     "partial_scratch": "1" if plan.scratch else None,
                     "partial_renames": json.dumps(renames) if renames else None,
+                    "fan_in_basis": None,  # import rows written without the counts: not what they count
                 }
             )
         plan.seen, plan.renames, plan.clear = (None, mark), renames, False
         plan.saved += 1
+
+    def _confirm(self, plan: _Plan) -> None:
+        if plan.contained is not None:
+            contained, plan.contained = plan.contained(), None
+            if not contained:
+                raise _Rewritten()
 
     def _check(self, plan: _Plan) -> None:
         state = self.tables.state()
@@ -262,35 +299,39 @@ class Refresh:
 
     # -- files and fan-in ----------------------------------------------------------------------------
 
-    def _write_fan_in(self, files: set[str], specs: dict[str, tuple[str, ...]]) -> None:
-        counts = compute_fan_in(files, specs)
+    def _write_fan_in(self, counts: dict[str, int]) -> None:
         stored = self.tables.fan_ins()
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
 
-    def _list_and_parse(
-        self, in_git: bool, cached: dict[str, CachedImports]
-    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], bool]:
-        """The files that exist now, and `scan_sources` of them (in a thread: no store access)."""
-        tree = list_work_tree(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
-        return (tree.files, *scan_sources(self.root, tree, cached))
+    def _list(self, in_git: bool) -> WorkTreeListing | WorkTree:
+        """The files that exist now (in a thread, as `_scan`: no store access)."""
+        return WorkTreeListing(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
+
+    def _scan(
+        self, listing: _InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
+    ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
+        """The files that exist now, and `scan_sources` of them."""
+        tree, specs, rows, changed = scan_sources(self.root, listing.result(), cached)
+        return tree.files, specs, rows, changed
 
 
-def continue_from(
-    root: Path, state: dict[str, str], base: dict[str, str], head: str | None
-) -> Watermark | None:
-    """What of HEAD's history the map in `state` has read already (nothing: an empty watermark), or None
-    when it must be read again from nothing: built under other rules (`base`: mode, prefix, version) or
-    from a history HEAD no longer contains (rebase, force-push, reset; a branch that lost its commits)."""
-    if any(state.get(key, "") != value for key, value in base.items()):
-        return None
-    mark = Watermark.decode(state.get("partial", state.get("last_commit")))
-    if head is None or not mark.tips:
-        return None if mark.tips or head is not None else mark
-    for tip in mark.tips:
-        if tip != head and git(root, "merge-base", "--is-ancestor", tip, head, check=False).returncode:
-            return None
-    return mark
+def _counted(
+    files: list[str],
+    specs: dict[str, tuple[str, ...]],
+    changed: set[str],
+    basis: str | None,
+    cached: dict[str, CachedImports],
+    counted: dict[str, int],
+) -> dict[str, int]:
+    """What `fan_in` counts for `files` and `specs`: `counted` brought up to date (`FanInChange`) when a
+    `basis` says it was counted from the `cached` specs and the files it lists, else counted anew."""
+    if basis is not None:
+        old_specs = {path: row.specs for path, row in cached.items()}
+        change = FanInChange.between(counted.keys(), old_specs, files, specs, changed)
+        if change is not None:
+            return change.applied(counted)
+    return fan_in(set(files), specs)
 
 
 def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:

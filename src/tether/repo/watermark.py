@@ -15,8 +15,11 @@ stopped (one on a linear history, a few where branches run side by side). Merges
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.repo.git import finish, start
 
 # A stop is saved only while the tips are this few: each becomes a `^tip` argument of the next `git log`
 # and an ancestry check of the next refresh. Real histories have a handful open at once; an octopus-heavy
@@ -56,3 +59,33 @@ class Watermark:
 
     def copy(self) -> Watermark:
         return Watermark(set(self.tips))
+
+
+def continue_from(
+    root: Path, state: dict[str, str], base: dict[str, str], head: str | None
+) -> Watermark | None:
+    """What of HEAD's history the map in `state` has read already (nothing: an empty watermark), or None
+    when it must be read again from nothing: built under other rules (`base`: mode, prefix, version) or
+    from a history HEAD no longer contains (rebase, force-push, reset; a branch that lost its commits)."""
+    mark = recorded(state, base, head)
+    if mark is None or ancestry(root, mark, head)():
+        return mark
+    return None
+
+
+def recorded(state: dict[str, str], base: dict[str, str], head: str | None) -> Watermark | None:
+    """`continue_from` without asking git whether HEAD still contains the watermark (`ancestry`)."""
+    if any(state.get(key, "") != value for key, value in base.items()):
+        return None
+    mark = Watermark.decode(state.get("partial", state.get("last_commit")))
+    if head is None or not mark.tips:
+        return None if mark.tips or head is not None else mark
+    return mark
+
+
+def ancestry(root: Path, mark: Watermark, head: str | None) -> Callable[[], bool]:
+    """Whether HEAD's history contains every tip of `mark`: one `git merge-base --is-ancestor` per tip,
+    started now and waited for when the answer is asked (a refresh reads history meanwhile)."""
+    args = [("merge-base", "--is-ancestor", t, head) for t in mark.tips if head and t != head]
+    checks = [(a, start(root, a)) for a in args]
+    return lambda: all(finish(root, a, proc, check=False).returncode == 0 for a, proc in checks)

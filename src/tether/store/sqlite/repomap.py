@@ -192,18 +192,16 @@ class RepoMapTables:
         return {str(p) for (p,) in self._rows("SELECT path FROM repomap_paths WHERE present = 1")}
 
     def set_files(self, files: Iterable[str]) -> None:
-        """Mark exactly `files` as present; forget absent paths that carry no history."""
+        """Mark exactly `files` as present; forget absent paths that carry no history. Writes only the
+        paths whose presence changes (after a pull, what it added and removed)."""
         c = self.conn
-        c.execute("CREATE TEMP TABLE IF NOT EXISTS repomap_now (path TEXT PRIMARY KEY) WITHOUT ROWID")
-        c.execute("DELETE FROM temp.repomap_now")
-        c.executemany("INSERT OR IGNORE INTO temp.repomap_now (path) VALUES (?)", ((f,) for f in files))
-        c.execute("INSERT OR IGNORE INTO repomap_paths (path) SELECT path FROM temp.repomap_now")
-        c.execute(
-            "UPDATE repomap_paths SET present = (path IN (SELECT path FROM temp.repomap_now)), "
-            "fan_in = CASE WHEN path IN (SELECT path FROM temp.repomap_now) THEN fan_in ELSE 0 END"
-        )
+        now = set(files)
+        present = self.present_paths()
+        c.executemany("INSERT OR IGNORE INTO repomap_paths (path) VALUES (?)", ((p,) for p in now - present))
+        c.executemany("UPDATE repomap_paths SET present = 1 WHERE path = ?", ((p,) for p in now - present))
+        gone = [(p,) for p in present - now]
+        c.executemany("UPDATE repomap_paths SET present = 0, fan_in = 0 WHERE path = ?", gone)
         c.execute("DELETE FROM repomap_paths WHERE present = 0 AND changes = 0")
-        c.execute("DELETE FROM temp.repomap_now")
 
     def fan_ins(self) -> dict[str, int]:
         return {
@@ -217,9 +215,9 @@ class RepoMapTables:
 
     def cached_imports(self) -> dict[str, CachedImports]:
         rows = self._rows("SELECT path, mtime_ns, size, digest, specs FROM repomap_imports")
+        # The driver's own ints and strs: no conversions (a refresh loads a row per source file).
         return {
-            str(p): CachedImports(int(m), int(s), str(d), tuple(str(specs).split("\n")) if specs else ())
-            for p, m, s, d, specs in rows
+            p: CachedImports(m, s, d, tuple(specs.split("\n")) if specs else ()) for p, m, s, d, specs in rows
         }
 
     def put_imports(self, rows: Mapping[str, CachedImports]) -> None:

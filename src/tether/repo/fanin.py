@@ -1,0 +1,217 @@
+"""Fan-in: how many files import a file (DESIGN §3, the blast radius), counted from scratch or brought up
+to date from the last count.
+
+`fan_in(files, specs)` resolves every spec of every file. After a pull, most files neither changed their
+imports nor can resolve differently, so `FanInChange.between` re-resolves only the importers a change can
+move: the files whose specs changed (those added or removed included) and, when files were added or
+removed, the files holding a spec that could name one of them (tested once per distinct spec, from the
+module names and last path components of what moved). Each of those is resolved against the old file set
+and the new one, and the difference is added to the old counts: `applied(old)` is exactly what `fan_in`
+counts anew.
+A change that moves resolution far from it (an `__init__.py` added or removed over files that stay: their
+module names change; a Go file or `go.mod`, a Rust crate root added or removed; a Go file's imports
+changed) has no `FanInChange`: count from scratch. A new package (its `__init__.py` with its files) is
+brought up to date like any other file.
+
+    >>> files = {"a.py", "b.py", "c.py"}
+    >>> old = {"a.py": ("b",), "b.py": (), "c.py": ()}
+    >>> new = {**old, "a.py": ("c",)}
+    >>> FanInChange.between(files, old, files, new, {"a.py"}).applied(fan_in(files, old))
+    {'c.py': 1}
+"""
+
+from __future__ import annotations
+
+import posixpath
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from tether.repo.imports import language_of
+from tether.repo.resolve import Resolver, package_dirs, python_names
+
+# Names whose arrival or departure moves resolution far from them: a Rust crate root, a Go module, every Go
+# file (a package's fan-in is spread over its members). An `__init__.py` does when files stay under it.
+_STRUCTURAL = frozenset({"lib.rs", "main.rs", "go.mod"})
+
+
+def fan_in(files: Collection[str], specs: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """For every file that at least one other file imports: the number of distinct importers."""
+    resolver = Resolver(files, specs)
+    importers: dict[str, set[str]] = defaultdict(set)
+    for path, file_specs in specs.items():
+        if path not in resolver.files:
+            continue
+        for target in resolver.targets(path, file_specs):
+            if target != path:
+                importers[target].add(path)
+    counts = {target: len(who) for target, who in importers.items()}
+    for pkg_dir, members in resolver.go_packages.items():
+        n = len(importers.get(pkg_dir + "/", ()))
+        if n:
+            counts.pop(pkg_dir + "/", None)
+            for member in members:
+                counts[member] = n
+    counts.pop("/", None)
+    return counts
+
+
+@dataclass(frozen=True)
+class FanInChange:
+    """How the counts of `fan_in` move from one (files, specs) to the next (see the module's docstring)."""
+
+    files: frozenset[str]  # the new file set
+    delta: dict[str, int]  # target -> importers gained minus importers lost (never 0)
+
+    @classmethod
+    def between(
+        cls,
+        old_files: Collection[str],
+        old_specs: Mapping[str, Sequence[str]],
+        files: Collection[str],
+        specs: Mapping[str, Sequence[str]],
+        changed: Collection[str],
+    ) -> FanInChange | None:
+        """The change from counting (`old_files`, `old_specs`) to counting (`files`, `specs`), where
+        `changed` holds at least every path whose specs differ between the two. None when the change
+        reaches further than its importers can tell (then count with `fan_in`)."""
+        before, after = frozenset(old_files), frozenset(files)
+        added, removed = after - before, before - after
+        moved = added | removed
+        if any(_structural(p) for p in moved) or any(language_of(p) in ("go", "gomod") for p in changed):
+            return None
+        if not changed and not moved:
+            return cls(after, {})
+        names = _Names(before, after, added, removed)
+        if names.reach_kept():
+            return None
+        exposed = _exposed(moved, specs, names) if moved else set()
+        importers = set(changed) | {
+            p for p, file_specs in specs.items() if not exposed.isdisjoint(file_specs)
+        }
+        new = Resolver(after, specs)
+        targets = {p: new.targets(p, specs[p]) for p in importers if p in after and p in specs}
+        old = new  # the same file set: the same resolution
+        if moved:
+            # An absolute spec no moved file can answer resolves as it does in the new file set.
+            known = {spec: t for spec, t in new.absolute_specs().items() if spec not in exposed}
+            old = Resolver(before, old_specs, _index_before(new.py_modules, added, removed, names), known)
+        delta: dict[str, int] = defaultdict(int)
+        for path in importers:
+            was = old.targets(path, old_specs[path]) if path in before and path in old_specs else set()
+            now = targets.get(path, set())
+            was.discard(path)
+            now.discard(path)
+            if any(t.endswith(("/", ".go")) for t in was ^ now):
+                return None  # a Go package's count is spread over its members: count from scratch
+            for target in now - was:
+                delta[target] += 1
+            for target in was - now:
+                delta[target] -= 1
+        return cls(after, {target: d for target, d in delta.items() if d})
+
+    def applied(self, old_counts: Mapping[str, int]) -> dict[str, int]:
+        """`old_counts` (what `fan_in` gave for the old files and specs) moved by this change."""
+        counts = {path: n for path, n in old_counts.items() if n and path in self.files}
+        for target, d in self.delta.items():
+            if target not in self.files:
+                continue  # removed: its importers are gone with it
+            n = counts.get(target, 0) + d
+            if n:
+                counts[target] = n
+            else:
+                del counts[target]
+        return counts
+
+
+def _structural(path: str) -> bool:
+    name = path.rpartition("/")[2]
+    return name in _STRUCTURAL or name.endswith(".go") or path == "__init__.py"
+
+
+class _Names:
+    """The module names of the Python files that moved, each under its own file set's packages (the
+    directories holding an `__init__.py`, which differ when a package came or went)."""
+
+    def __init__(
+        self, before: frozenset[str], after: frozenset[str], added: frozenset[str], removed: frozenset[str]
+    ) -> None:
+        self.kept = before & after
+        self.packages_after = package_dirs(after)
+        self.came = package_dirs(added)
+        self.went = package_dirs(removed)
+        self.packages_before = (self.packages_after - self.came) | self.went
+        self.added = added
+
+    def reach_kept(self) -> bool:
+        """Whether a package came or went over a Python file that stays (its names change)."""
+        if not self.came and not self.went:
+            return False
+        kept = sorted(p for p in self.kept if p.endswith(".py"))
+        for directory in self.came | self.went:
+            i = bisect_left(kept, directory + "/")
+            if i < len(kept) and kept[i].startswith(directory + "/"):
+                return True
+        return False
+
+    def of(self, path: str) -> set[str]:
+        packages = self.packages_after if path in self.added else self.packages_before
+        return python_names(path, packages)
+
+
+def _exposed(moved: frozenset[str], specs: Mapping[str, Sequence[str]], module_names: _Names) -> set[str]:
+    """The specs of `specs` that could resolve to, or away from, one of `moved` (a superset).
+
+    A spec names a file by its module name (absolute Python) or by its last path component (relative
+    Python, JS, Rust); an `index.*`, `mod.rs` or `__init__.py` by its directory's."""
+    names: set[str] = set()
+    parts: set[str] = set()
+    for path in moved:
+        directory, _, base = path.rpartition("/")
+        parts.update((base, posixpath.splitext(base)[0]))
+        if base.startswith("index.") or base in ("mod.rs", "__init__.py"):
+            parts.add(directory.rpartition("/")[2])
+        if path.endswith(".py"):
+            names |= module_names.of(path)
+    parts.discard("")  # a root-level index: named by `.`-only specs, which are always tested
+    return {spec for spec in set().union(*specs.values()) if _may_name(spec, names, parts)}
+
+
+def _may_name(spec: str, names: set[str], parts: set[str]) -> bool:
+    """Whether `spec` (of any language: the test is a superset) may look up one of `names` (Python module
+    names) or `parts` (last path components)."""
+    if spec.startswith("."):
+        module, _, name = spec.partition(":")  # Python `.pkg.mod:name`
+        if name in parts or module.lstrip(".").rpartition(".")[2] in parts:
+            return True
+        last = spec.rstrip("/").rpartition("/")[2]  # JS `../dir/file`: also file.ext, file/index.ext
+        return last in ("", ".", "..") or last in parts or posixpath.splitext(last)[0] in parts
+    if spec.startswith(("mod:", "use:")) and not parts.isdisjoint(spec[4:].split("::")):
+        return True  # Rust: a module file of any prefix of the path
+    module, _, name = spec.partition(":")
+    return module in names or (bool(name) and f"{module}.{name}" in names)
+
+
+def _index_before(
+    index: dict[str, list[str]], added: frozenset[str], removed: frozenset[str], module_names: _Names
+) -> dict[str, list[str]]:
+    """`python_module_index` of the old file set, from the new one's: the names of what moved are the
+    only ones whose files differ (a name depends on the path and on the packages above it alone, and no
+    package came or went above a file that stayed)."""
+    before = dict(index)
+    gone: dict[str, list[str]] = defaultdict(list)
+    touched: set[str] = set()
+    for path in added | removed:
+        if path.endswith(".py"):
+            for name in module_names.of(path):
+                touched.add(name)
+                if path in removed:
+                    gone[name].append(path)
+    for name in touched:
+        members = [f for f in index.get(name, ()) if f not in added] + gone.get(name, [])
+        if members:
+            before[name] = members
+        else:
+            before.pop(name, None)
+    return before

@@ -1,0 +1,259 @@
+"""Import specs resolved against a file set (DESIGN §3, fan-in): which files a file imports.
+
+What each language's specs resolve to is in `tether.repo.imports` (its coverage notes). A Python name is
+looked up in an index of the module names every `.py` file answers to, which depend on its path and on the
+package directories (those holding `__init__.py`) only: `tether.repo.fanin` derives the index of one file
+set from another's when a change adds or removes no package.
+
+    >>> files = {"pkg/__init__.py", "pkg/a.py", "pkg/b.py"}
+    >>> Resolver(files, {}).targets("pkg/a.py", [".:b", "os"])  # from . import b; import os
+    {'pkg/b.py'}
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from functools import cached_property
+
+from tether.repo.imports import JS_EXTS, language_of
+
+# `import "./x.js"` in TypeScript ESM means ./x.ts.
+_JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+
+
+class Resolver:
+    """Specs resolved against one file set: `targets(importer, specs)` is the files `importer` imports
+    (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it, and
+    `absolute` what some absolute Python specs resolve to here, known from another file set (the
+    incremental fan-in derives both from the new file set's); Go's tables are built on first use."""
+
+    def __init__(
+        self,
+        files: Collection[str],
+        specs: Mapping[str, Sequence[str]],
+        py_modules: dict[str, list[str]] | None = None,
+        absolute: Mapping[str, str | None] | None = None,
+    ) -> None:
+        self.files = files if isinstance(files, set | frozenset) else set(files)
+        self.specs = specs
+        self.py_modules = python_module_index(self.files) if py_modules is None else py_modules
+        self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
+        # An absolute Python spec names the same file from every importer unless a name it looks up has
+        # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
+        # are absolute, and each module is imported by several files.
+        self._absolute: dict[str, str | None] = dict(absolute or {})
+
+    def absolute_specs(self) -> dict[str, str | None]:
+        """The absolute Python specs resolved so far, and to what (the same from every importer)."""
+        return dict(self._absolute)
+
+    def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
+        lang = language_of(path)
+        resolve = self._resolvers.get(lang or "")
+        if resolve is None:
+            return set()
+        out: set[str] = set()
+        if lang == "python":
+            absolute = self._absolute
+            for spec in file_specs:
+                target = absolute[spec] if spec in absolute else self._python(path, spec)
+                if target is not None:
+                    out.add(target)
+            return out
+        for spec in file_specs:
+            target = resolve(path, spec)
+            if target is not None:
+                out.add(target)
+        return out
+
+    # Python
+
+    def _py_module(self, name: str, importer: str) -> str | None:
+        candidates = self.py_modules.get(name)
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        # Several roots define the name (e.g. two services): prefer the one nearest the importer.
+        return min(candidates, key=lambda c: (-_common_prefix(c, importer), len(c), c))
+
+    def _py_path(self, base: str) -> str | None:
+        for candidate in (base + ".py", base + "/__init__.py"):
+            if candidate in self.files:
+                return candidate
+        return None
+
+    def _python(self, importer: str, spec: str) -> str | None:
+        module, _, name = spec.partition(":")
+        if not module.startswith("."):
+            looked = (module,) if not name or name == "*" else (f"{module}.{name}", module)
+            found = None
+            for candidate in looked:
+                found = self._py_module(candidate, importer)
+                if found:
+                    break
+            if all(len(self.py_modules.get(n, ())) <= 1 for n in looked):
+                self._absolute[spec] = found  # the same from every importer
+            return found
+        level = len(module) - len(module.lstrip("."))
+        base = posixpath.dirname(importer)
+        for _ in range(level - 1):
+            if not base:
+                return None
+            base = posixpath.dirname(base)
+        rest = module[level:].replace(".", "/")
+        base = posixpath.join(base, rest) if rest else base
+        if name and name != "*":
+            found = self._py_path(posixpath.join(base, name))
+            if found:
+                return found
+        if rest:
+            return self._py_path(base)
+        init = posixpath.join(base, "__init__.py")
+        return init if init in self.files else None
+
+    # JavaScript / TypeScript
+
+    def _js(self, importer: str, spec: str) -> str | None:
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        if base.startswith("../") or base == "..":
+            return None
+        base = "" if base == "." else base
+        if base in self.files:
+            return base
+        stem, ext = posixpath.splitext(base)
+        for alt in _JS_SWAP.get(ext, ()):
+            if stem + alt in self.files:
+                return stem + alt
+        for ext in JS_EXTS:
+            if base + ext in self.files:
+                return base + ext
+        for ext in JS_EXTS:
+            index = posixpath.join(base, "index" + ext)
+            if index in self.files:
+                return index
+        return None
+
+    # Go: a target is a package directory, returned as "dir/" and spread over its files by fan_in().
+
+    @cached_property
+    def go_modules(self) -> list[tuple[str, str]]:
+        """(module path, its directory) per `go.mod`, longest module path first."""
+        return sorted(
+            (
+                (spec[len("module ") :], posixpath.dirname(path))
+                for path, file_specs in self.specs.items()
+                if language_of(path) == "gomod" and path in self.files
+                for spec in file_specs
+            ),
+            key=lambda m: -len(m[0]),
+        )
+
+    @cached_property
+    def go_packages(self) -> dict[str, list[str]]:
+        """Package directory -> its non-test `.go` files."""
+        packages: dict[str, list[str]] = defaultdict(list)
+        for f in self.files:
+            if f.endswith(".go") and not f.endswith("_test.go"):
+                packages[posixpath.dirname(f)].append(f)
+        return packages
+
+    def _go(self, importer: str, spec: str) -> str | None:
+        for module, directory in self.go_modules:
+            if spec == module or spec.startswith(module + "/"):
+                pkg = posixpath.join(directory, spec[len(module) + 1 :]) if spec != module else directory
+                pkg = posixpath.normpath(pkg) if pkg else ""
+                pkg = "" if pkg == "." else pkg
+                if pkg in self.go_packages and posixpath.dirname(importer) != pkg:
+                    return pkg + "/"
+                return None
+        return None
+
+    # Rust
+
+    def _rust_root(self, path: str) -> str | None:
+        directory = posixpath.dirname(path)
+        while True:
+            for root_file in ("lib.rs", "main.rs"):
+                if posixpath.join(directory, root_file) in self.files:
+                    return directory
+            if not directory:
+                return None
+            directory = posixpath.dirname(directory)
+
+    def _rust(self, importer: str, spec: str) -> str | None:
+        kind, _, rest = spec.partition(":")
+        name = posixpath.basename(importer)
+        directory = posixpath.dirname(importer)
+        if kind == "mod":
+            is_root = name in ("lib.rs", "main.rs", "mod.rs")
+            mod_dir = directory if is_root else posixpath.join(directory, name[:-3])
+            for candidate in (posixpath.join(mod_dir, rest + ".rs"), posixpath.join(mod_dir, rest, "mod.rs")):
+                if candidate in self.files:
+                    return candidate
+            return None
+        root = self._rust_root(importer)
+        if root is None:
+            return None
+        segs = rest.split("::")
+        rel = posixpath.relpath(importer[:-3], root) if root else importer[:-3]
+        here = [] if rel in ("lib", "main") else rel.split("/")
+        if here and here[-1] == "mod":
+            here.pop()
+        if segs[0] == "crate":
+            absolute = segs[1:]
+        else:
+            absolute = list(here)
+            while segs and segs[0] in ("self", "super"):
+                if segs.pop(0) == "super" and absolute:
+                    absolute.pop()
+            absolute += segs
+        for k in range(len(absolute), 0, -1):
+            base = posixpath.join(root, *absolute[:k])
+            for candidate in (base + ".rs", posixpath.join(base, "mod.rs")):
+                if candidate in self.files:
+                    return candidate
+        return None
+
+
+def python_module_index(files: Collection[str]) -> dict[str, list[str]]:
+    """Module name -> files defining it, under every root a name can be imported from."""
+    packages = package_dirs(files)
+    index: dict[str, list[str]] = defaultdict(list)
+    for f in files:
+        if f.endswith(".py"):
+            for name in python_names(f, packages):
+                index[name].append(f)
+    return index
+
+
+def package_dirs(files: Collection[str]) -> set[str]:
+    """The directories holding an `__init__.py`: where the package roots are."""
+    return {f[: -len("/__init__.py")] for f in files if f.endswith("/__init__.py")}
+
+
+def python_names(path: str, packages: Collection[str]) -> set[str]:
+    """The module names the Python file `path` answers to, given the `package_dirs` of its file set."""
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    dirs = path.split("/")[:-1]
+    k = len(dirs)
+    while k > 0 and "/".join(dirs[:k]) in packages:
+        k -= 1
+    names = {".".join(parts[k:]), ".".join(parts)}  # package root; repo root (namespace packages)
+    if parts and parts[0] == "src":  # (a root-level `__init__.py` has no parts, and no name)
+        names.add(".".join(parts[1:]))
+    names.discard("")
+    return names
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/"), b.split("/"), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

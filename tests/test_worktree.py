@@ -1,0 +1,84 @@
+"""The work tree as git sees it, in two steps: the paths and staged blobs at once, the clean ones once git
+has compared; and the import scan that reads meanwhile ending where a scan of the finished listing does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tether.repo.git import blob_id
+from tether.repo.sources import scan_sources
+from tether.repo.worktree import WorkTreeListing, list_work_tree
+from tether.store.base import CachedImports
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # the machine's git config changes nothing here
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(tmp_path, "init", "-q", "-b", "main")
+    return tmp_path
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, capture_output=True, check=True
+    )
+    return done.stdout.decode().strip()
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_the_listing_gives_paths_and_staged_blobs_first_then_the_clean_ones(repo: Path) -> None:
+    write(
+        repo,
+        {"clean.py": "1\n", "edited.py": "1\n", "staged.py": "1\n", "gone.py": "1\n", ".tether/m.md": ""},
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    write(repo, {"edited.py": "2\n", "staged.py": "2\n", "new.py": "1\n"})
+    git(repo, "add", "staged.py")
+    (repo / "gone.py").unlink()
+    listing = WorkTreeListing(repo)
+    assert listing.paths == {"clean.py", "edited.py", "staged.py", "gone.py", "new.py"}  # a deletion not yet
+    assert listing.staged["edited.py"] == git(repo, "rev-parse", "HEAD:edited.py")  # modified or not
+    tree = listing.result()
+    assert tree == list_work_tree(repo)
+    assert tree.files == ["clean.py", "edited.py", "new.py", "staged.py"]
+    assert tree.clean == {
+        "clean.py": git(repo, "rev-parse", "HEAD:clean.py"),
+        "staged.py": git(repo, "rev-parse", ":staged.py"),  # the index's blob is the work tree's
+    }
+    assert tree.clean["staged.py"] == blob_id(b"2\n") and tree.object_format == "sha1"
+
+
+def test_the_scan_reading_while_git_compares_ends_where_a_scan_of_the_finished_listing_does(
+    repo: Path,
+) -> None:
+    write(repo, {"a.py": "import b\n", "b.py": "", "c.py": "import a\n", "d.py": "import c\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    parsed = scan_sources(repo, list_work_tree(repo), {})
+    cached = dict(parsed[2])
+    # A pull's new content (b), a local edit keeping the parse's stat (c: trusted by its stat, as the
+    # stat is all that tells), a committed edit keeping it (d: its blob says it is new), an untracked file.
+    write(repo, {"a.py": "import c\n", "c.py": "import b\n", "d.py": "import b\n", "e.py": "import d\n"})
+    for path in ("c.py", "d.py"):
+        row = cached[path]
+        os.utime(repo / path, ns=(row.mtime_ns, row.mtime_ns))
+    git(repo, "add", "a.py", "d.py")
+    git(repo, "commit", "-q", "-m", "two")
+    os.utime(repo / "d.py", ns=(cached["d.py"].mtime_ns, cached["d.py"].mtime_ns))
+    early = scan_sources(repo, WorkTreeListing(repo), cached)
+    assert early == scan_sources(repo, list_work_tree(repo), cached)
+    tree, specs, rows, changed = early
+    assert specs == {"a.py": ("c",), "b.py": (), "c.py": ("a",), "d.py": ("b",), "e.py": ("d",)}
+    assert set(rows) == {"a.py", "d.py", "e.py"} and changed == {"a.py", "d.py", "e.py"}
+    assert isinstance(rows["e.py"], CachedImports) and tree.files == ["a.py", "b.py", "c.py", "d.py", "e.py"]
