@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +38,22 @@ def spawn_detached(argv: list[str], log: Path, *, cwd: Path | None = None) -> No
             close_fds=True,
             **options,
         )
+
+
+def start_once(
+    argv: list[str], log: Path, *, cwd: Path, busy: Callable[[], bool], stamp: Path, grace: float
+) -> bool:
+    """Start one detached worker for a checkout: not when one is at work (`busy`, its lock held) or was started
+    within `grace` seconds (`stamp`'s time), so hooks racing in the second before the worker takes its lock
+    start only one. True when this call started it; errors are the caller's (a hook logs and goes on)."""
+    try:
+        if time.time() - stamp.stat().st_mtime < grace:
+            return False
+    except FileNotFoundError:
+        pass
+    if busy():
+        return False
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+    spawn_detached(argv, log, cwd=cwd)
+    return True

@@ -20,7 +20,6 @@ ones are seen at once (`tether.notes.stamps`).
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,20 +76,13 @@ def start(ws: Memories, why: list[str]) -> bool:
     if ws.root is None or not why:
         return False
     try:
-        stamp = _stamp_path(ws)
-        try:
-            if time.time() - stamp.stat().st_mtime < START_GRACE_SECONDS:
-                return False
-        except FileNotFoundError:
-            pass
-        if running(ws):
-            return False
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-        from tether.detach import spawn_detached
+        from tether.detach import start_once
 
         argv = [sys.executable, "-m", "tether", "maintain", "--background"]
-        spawn_detached(argv, ws.paths.logs / "housekeeping.log", cwd=ws.root)
+        log = ws.paths.logs / "housekeeping.log"
+        busy, stamp = lambda: running(ws), _stamp_path(ws)
+        if not start_once(argv, log, cwd=ws.root, busy=busy, stamp=stamp, grace=START_GRACE_SECONDS):
+            return False
         ws.log(f"housekeeping: left to the background ({', '.join(why)})")
         return True
     except Exception:

@@ -13,7 +13,6 @@ command starts one that continues from that save.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,20 +56,13 @@ def start_build(ws: Memories) -> bool:
     if ws.root is None:
         return False
     try:
-        stamp = _stamp_path(ws)
-        try:
-            if time.time() - stamp.stat().st_mtime < START_GRACE_SECONDS:
-                return False
-        except FileNotFoundError:
-            pass
-        if building(ws):
-            return False
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-        from tether.detach import spawn_detached
+        from tether.detach import start_once
 
         argv = [sys.executable, "-m", "tether", "repomap", "--if-idle"]
-        spawn_detached(argv, ws.paths.logs / "repomap.log", cwd=ws.root)
+        log = ws.paths.logs / "repomap.log"
+        busy, stamp = lambda: building(ws), _stamp_path(ws)
+        if not start_once(argv, log, cwd=ws.root, busy=busy, stamp=stamp, grace=START_GRACE_SECONDS):
+            return False
         ws.log("repo map: started a build in the background")
         return True
     except Exception:
