@@ -191,8 +191,14 @@ def embedders(size: int, runs: int, base50: float, rng: random.Random, only: str
                 root = Path(tmp) / f"repo{n}"
                 build(root, home, size, random.Random(seed))
                 set_value(root / ".tether" / "config.toml", "embedder", spec)
-                with Workspace.open(root, home=home):
-                    pass  # a command: embeds every memory with this model
+                # A project's file may not choose a model directory on its own (DESIGN §8): approved here, as
+                # its user would, or the row would run with the hashed default.
+                if spec not in ("hashed", "static"):
+                    approve = [sys.executable, "-m", "tether", "config", "--approve", "embedder"]
+                    subprocess.run(approve, cwd=root, env=env, check=True, capture_output=True)
+                with Workspace.open(root, home=home) as ws:  # a command: embeds every memory with this model
+                    if spec != "hashed" and ws.embedder.id.startswith("hashed"):
+                        raise SystemExit(f"{label}: the project runs the hashed embedder, not {spec}")
                 if spec in ("hashed", "static"):
                     rows.append((label, root, "-"))  # computed in the hook's own process
                     continue
