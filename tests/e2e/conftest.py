@@ -19,7 +19,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -383,9 +383,16 @@ def claude_bin() -> Path:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    """A fresh git repo and a $HOME that trusts it, under tmp_path."""
-    return make_workspace(tmp_path / "ws")
+def workspace(tmp_path: Path) -> Iterator[Workspace]:
+    """A fresh git repo and a $HOME that trusts it, under tmp_path. The agent's session start launches the
+    project's resident process (and, with a real model, the warm embedding process); they are stopped after
+    the test, so a run of the suite does not leave dozens of them idling for half an hour."""
+    ws = make_workspace(tmp_path / "ws")
+    yield ws
+    env = agent_env(ws.home)
+    for stop in (["resident", "stop"], ["embedder", "stop"]):
+        argv = [sys.executable, "-m", "tether", *stop]
+        subprocess.run(argv, cwd=ws.repo, env=env, capture_output=True, timeout=60, check=False)
 
 
 @pytest.fixture
