@@ -105,6 +105,8 @@ def _use(tether_bin: Path, repo: Path, env: dict[str, str]) -> None:
     _run(tether_bin, "add", "Tool execution uses runTool", cwd=repo, env=env)
     found = _run(tether_bin, "search", "how do tools work in this project", cwd=repo, env=env)
     assert "Tool execution uses runTool" in found.splitlines()[0]
+    # The read commands started the project's resident process: stopped here, not left idling for 30 min.
+    assert _run(tether_bin, "resident", "stop", cwd=repo, env=env).strip() in ("stopping", "not running")
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +124,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_works(venv: Path, tmp_path: Pa
     # The demo (`bin/demo` in a checkout) runs from the installed package alone.
     shown = _run(venv / "bin" / "tether", "demo", "--dir", tmp_path / "demo", cwd=tmp_path, env=env)
     assert "charge() must stay idempotent" in shown and "Traceback" not in shown
+    demo = {**env, "TETHER_HOME": str(tmp_path / "demo" / "tether-home")}  # the demo's own, as it prints
+    _run(venv / "bin" / "tether", "resident", "stop", cwd=tmp_path / "demo" / "shop", env=demo)
 
 
 def _quick_start() -> str:
@@ -156,6 +160,7 @@ def test_the_readme_quick_start_runs_verbatim_in_a_fresh_directory(venv: Path, t
     )
     assert committed.count(".tether/memories/") == 2 and "tether-backup" not in committed
     assert _run("git", "status", "--porcelain", cwd=repo, env=env) == ""  # nothing else left to commit
+    _run(venv / "bin" / "tether", "resident", "stop", cwd=repo, env=env)
 
 
 @pytest.mark.parametrize("tool", ["pipx", "uv"])
