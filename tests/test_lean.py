@@ -111,3 +111,14 @@ def test_only_a_config_of_comments_is_read_as_defaults(tmp_path: Path, text: str
     path.write_text(text, encoding="utf-8")
     assert lean.defaults_only(str(path)) is defaults
     assert lean.defaults_only(str(tmp_path / "absent.toml"))
+
+
+def test_entries_are_counted_up_to_the_bound(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    for n in range(3):
+        (one / f"{n}.md").write_text("x", encoding="utf-8")
+        (two / f"{n}.md").write_text("x", encoding="utf-8")
+    dirs = [str(one), str(two), str(tmp_path / "absent")]
+    assert lean.more_entries_than(dirs, 5) and not lean.more_entries_than(dirs, 6)

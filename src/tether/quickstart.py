@@ -30,6 +30,7 @@ import os
 from tether.lean import (
     defaults_only,
     dir_stamps,
+    more_entries_than,
     project_root,
     repo_fresh,
     rules_fingerprint,
@@ -110,11 +111,14 @@ def _answer(agent: str, event_name: str, raw: bytes, environ: Mapping[str, str])
     for config in (os.path.join(home, "config.toml"), os.path.join(root, ".tether", "config.toml")):
         if not defaults_only(config):
             return None
+    notes = [os.path.join(root, ".tether", "memories"), os.path.join(home, "memories")]
+    if not more_entries_than(notes, HOOK_MAX_NOTES):
+        return None  # a small project's session start scans every note
     index = StartIndex.open(os.path.join(root, ".tether", "index.db"))
     if index is None:
         return None
     try:
-        context = _context(index, root, home, session)
+        context = _context(index, root, notes, home, session)
     finally:
         index.close()
     if context is None:
@@ -122,13 +126,12 @@ def _answer(agent: str, event_name: str, raw: bytes, environ: Mapping[str, str])
     return _render(agent, event_name, context)
 
 
-def _context(index: StartIndex, root: str, home: str, session: str) -> str | None:
+def _context(index: StartIndex, root: str, notes: list[str], home: str, session: str) -> str | None:
     """The session start's text, with the session recorded; None (nothing written) when anything is to do."""
     from tether.model.timestamps import iso, parse_iso, utcnow
 
     now = utcnow()
     meta = index.meta(META_KEYS)
-    notes = [os.path.join(root, ".tether", "memories"), os.path.join(home, "memories")]
     if meta.get(SHARED_MARK) or meta.get(STAMPS) != dir_stamps(notes):
         return None  # notes came, went or were written by another program: the ordinary sync indexes them
     if index.memories() <= HOOK_MAX_NOTES or not scanned_within(meta.get(SCANNED), SCAN_EVERY):
