@@ -44,9 +44,26 @@ AGENTS = ("claude", "codex", "cursor", "gemini")
 
 
 def payload(agent: str, session: str, cwd: Path) -> bytes:
+    """A session start's input as each agent sends it (`../shared/reference/agent-integrations.md`)."""
+    event = quickstart.SESSION_START[agent]
     if agent == "cursor":
-        return json.dumps({"conversation_id": session, "workspace_roots": [str(cwd)]}).encode()
-    return json.dumps({"session_id": session, "cwd": str(cwd), "source": "startup"}).encode()
+        body = {
+            "conversation_id": session,
+            "generation_id": "g1",
+            "hook_event_name": event,
+            "workspace_roots": [str(cwd)],
+        }
+    else:
+        body = {
+            "session_id": session,
+            "transcript_path": str(cwd / "t.jsonl"),
+            "cwd": str(cwd),
+            "hook_event_name": event,
+            "source": "startup",
+        }
+        if agent == "gemini":
+            body["timestamp"] = "2026-12-02T01:00:00Z"
+    return json.dumps(body).encode()
 
 
 def ordinary(agent: str, session: str, cwd: Path) -> str:
