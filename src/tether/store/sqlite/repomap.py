@@ -13,7 +13,7 @@ rather than a rewrite of every pair that mentions it. Pairs are stored in both d
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -191,12 +191,13 @@ class RepoMapTables:
     def present_paths(self) -> set[str]:
         return {str(p) for (p,) in self._rows("SELECT path FROM repomap_paths WHERE present = 1")}
 
-    def set_files(self, files: Iterable[str]) -> None:
+    def set_files(self, files: Iterable[str], present: Collection[str] | None = None) -> None:
         """Mark exactly `files` as present; forget absent paths that carry no history. Writes only the
-        paths whose presence changes (after a pull, what it added and removed)."""
+        paths whose presence changes (after a pull, what it added and removed), from the `present_paths`
+        given or read now."""
         c = self.conn
         now = set(files)
-        present = self.present_paths()
+        present = self.present_paths() if present is None else set(present)
         c.executemany("INSERT OR IGNORE INTO repomap_paths (path) VALUES (?)", ((p,) for p in now - present))
         c.executemany("UPDATE repomap_paths SET present = 1 WHERE path = ?", ((p,) for p in now - present))
         gone = [(p,) for p in present - now]
