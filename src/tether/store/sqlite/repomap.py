@@ -178,7 +178,11 @@ class RepoMapTables:
             "UPDATE repomap_paths SET changes = changes + ? WHERE id = ?",
             [(n, i) for i, n in w.changes.items() if i not in w.dropped],
         )
-        rows = [(a, b, n) for (a, b), n in w.pairs.items() if a not in w.dropped and b not in w.dropped]
+        dropped = w.dropped
+        if dropped:
+            rows = [(a, b, n) for (a, b), n in w.pairs.items() if a not in dropped and b not in dropped]
+        else:  # (a first build's parts: no test per pair)
+            rows = [(a, b, n) for (a, b), n in w.pairs.items()]
         upsert = (
             "INSERT INTO repomap_pairs (a, b, n) VALUES (?, ?, ?) "
             "ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n"
