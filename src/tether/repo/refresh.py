@@ -20,12 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from tether.errors import TetherError
 from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
@@ -41,6 +40,7 @@ from tether.repo.git import (
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
+from tether.repo.inthread import InThread
 from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
 from tether.repo.worktree import WorkTree, WorkTreeListing
@@ -55,7 +55,6 @@ CHECKPOINT_COMMITS = 5000
 
 # (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
 Progress = Callable[[str, int, int | None], None]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ class Refresh:
         prefix, head = probe if probe is not None else ("", None)
         # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
         # are read, in threads while this one reads history: they overlap the git log they do not need.
-        listing = _InThread(self._list, in_git)
+        listing = InThread(self._list, in_git)
         # What the stored fan-in was counted from: the files and specs read here, unless another refresh
         # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
         # (a lost import cache: the basis names how many there were).
@@ -149,7 +148,7 @@ class Refresh:
         counted = self.tables.fan_ins()
         if basis is not None and basis.partition(":")[0] != str(len(cached)):
             basis = None
-        sources = _InThread(self._scan, listing, cached)
+        sources = InThread(self._scan, listing, cached)
         self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
         rewritten = False
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
@@ -176,7 +175,8 @@ class Refresh:
                     # The present files and their counts as stored now (renames carry both to the new path).
                     present = _present_after(counted, part.ids, write) if still else None
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
-                    touched = touched or state.get("files_digest") != digest
+                    # (the digest stored now: one another refresh wrote since `state` was read is of its list)
+                    touched = touched or now.get("files_digest") != digest
                     if touched:
                         self.tables.set_files(files, None if present is None else present.keys())
                     self.tables.put_imports(import_rows)
@@ -232,7 +232,7 @@ class Refresh:
 
     # -- reading, with saves ------------------------------------------------------------------------
 
-    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: _InThread[Any]) -> tuple[_Part, int]:
+    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: InThread[Any]) -> tuple[_Part, int]:
         """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
         and the commits read in all."""
         saved, read_saved = plan.mark, 0
@@ -265,7 +265,7 @@ class Refresh:
             return part, read
         raise AssertionError("unreachable: the stream without renames never restarts")
 
-    def _save(self, plan: _Plan, part: _Part, sources: _InThread[Any], head: str) -> None:
+    def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
         self._confirm(plan, head)
         renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
@@ -329,7 +329,7 @@ class Refresh:
         return WorkTreeListing(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
 
     def _scan(
-        self, listing: _InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
+        self, listing: InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
     ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
         """The files that exist now, and `scan_sources` of them."""
         tree, specs, rows, changed = scan_sources(self.root, listing.result(), cached)
@@ -379,34 +379,6 @@ def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tup
     `commits`: the same pairs as over all the commits they came from."""
     earlier = Commit("", tuple(Change("R", new, old) for old, new in renames), len(renames))
     return collapse_renames([earlier, *commits])
-
-
-class _InThread(Generic[T]):
-    """`fn(*args)` run in a daemon thread; `result()` waits for it and returns or raises what it did.
-
-    The import scan reads files (the GIL is released while it waits on the disk) while the main thread
-    waits on `git log`'s pipe: on a large history the two overlap instead of adding up."""
-
-    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
-        self._value: T | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # handed to the caller of result()
-            self._error = exc
-
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def result(self) -> T:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value  # type: ignore[return-value]  # set when no error was
 
 
 def _digest(files: list[str]) -> str:
