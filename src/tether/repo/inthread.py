@@ -23,7 +23,9 @@ class InThread(Generic[T]):
     def __init__(self, fn: Callable[..., T], *args: Any) -> None:
         self._value: T | None = None
         self._error: BaseException | None = None
-        name = f"tether-{getattr(fn, '__name__', 'work')}"  # (named: a test waits for a refresh's own threads)
+        name = (
+            f"tether-{getattr(fn, '__name__', 'work')}"  # (named: a test waits for a refresh's own threads)
+        )
         self._thread = threading.Thread(target=self._run, args=(fn, args), name=name, daemon=True)
         self._thread.start()
 
