@@ -15,8 +15,9 @@ loaded machine slows baseline and subject alike; ratios are medians of the per-r
 3. refresh with nothing new, against `git status` (what any tool pays to look at a work tree);
 4. the hot path a hook uses: open + exists + neighbours + fan_in on a fresh connection.
 
-`--against OTHER/src` runs another checkout's code (main's, say) in a child process after each run of this
-one, on the same repository, and prints its ratios beside these and the ratio of each pair of ratios.
+`--against OTHER/src` runs another checkout's code (main's, say) beside this one's, each run of each in a
+fresh child process (which goes first alternates), on the same repository, and prints its ratios beside
+these and the median of each pair's ratio of ratios.
 `--breakdown` prints where the pull refresh's CPU went, per step and thread (`time.thread_time`: the import
 scan and the listing run in threads beside the main one, so their wall times overlap).
 """
@@ -46,6 +47,7 @@ from tether.repo.map import RepoMap
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 PULL = 500
+SRC = Path(__file__).resolve().parents[1] / "src"  # this checkout's code
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -196,10 +198,10 @@ def main() -> None:
     for n in range(args.runs):
         sides = ["this", "against"] if args.against else ["this"]
         for side in sides if n % 2 == 0 else sides[::-1]:  # alternate who goes first
-            if side == "this":
+            if not args.against:
                 runs[side].append(one_run(repo, top, args.cache / "bench-repomap.db", breakdown))
-            else:
-                runs[side].append(other_run(args, repo))
+            else:  # both sides in a fresh process each run: neither carries the other's heap
+                runs[side].append(other_run(args, SRC if side == "this" else args.against))
     print(f"incremental refresh after the pull: {runs['this'][-1]['report']}")
     print()
     print(
@@ -241,11 +243,11 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
-def other_run(args: argparse.Namespace, repo: Path) -> dict[str, object]:
-    """One run of this script on `args.against`'s code, in a child process (same repository and cache)."""
+def other_run(args: argparse.Namespace, src: Path) -> dict[str, object]:
+    """One run of this script on the code in `src`, in a child process (same repository and cache)."""
     argv = [sys.executable, __file__, "--one-run", "--commits", str(args.commits), "--files", str(args.files)]
     argv += ["--cache", str(args.cache)] + (["--breakdown"] if args.breakdown else [])
-    env = {**os.environ, "TETHER_BENCH_SRC": str(args.against.resolve())}
+    env = {**os.environ, "TETHER_BENCH_SRC": str(src.resolve())}
     out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
     result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
     return result
