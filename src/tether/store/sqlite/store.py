@@ -20,8 +20,9 @@ from tether.model.memory import Memory
 from tether.model.timestamps import iso
 from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
-from tether.store.sqlite import vectors
+from tether.store.sqlite import changes, vectors
 from tether.store.sqlite.errors import translate, translating
+from tether.store.sqlite.memo import PRELOAD_MAX, Memo
 from tether.store.sqlite.owners import PathOwners, read_owners
 from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
 from tether.store.sqlite.repomap import RepoMapTables
@@ -45,10 +46,9 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise translate(exc) from exc
         self._depth = 0
-        # Memories read by id, kept while the memories version in `meta` stands still: a warm process (the
-        # MCP server, a benchmark) recalling again reads only what changed. Memory objects are frozen.
-        self._memo: dict[str, Memory] = {}
-        self._memo_version: str | None = None
+        # Memories read by id, kept across the writes that did not change them (`memo`); a warm store reads
+        # every active one at once, the first time.
+        self._memo = Memo(self.conn, preload=PRELOAD_MAX if warm else 0)
         self._nearest_calls = 0
         self._vectors: vectors.Loaded | None = None
         self._postings = TermPostings(self.conn) if warm else None
@@ -83,12 +83,14 @@ class SQLiteStore:
 
     # -- memories ---------------------------------------------------------------------------------
 
-    def _bump_vectors(self) -> None:
-        """Every write may change the set of active vectors: invalidate the vector cache."""
+    def _bump_vectors(self, memory_id: str | None) -> None:
+        """Every write may change the set of active vectors: invalidate the vector cache, and log which
+        memory it changed (`changes.EVERY`: all of them; None: none)."""
         self.conn.execute(
             "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
             (_VECTORS_VERSION,),
         )
+        changes.log(self.conn, memory_id, _VECTORS_VERSION)
 
     def put(
         self,
@@ -98,7 +100,7 @@ class SQLiteStore:
         embedder: str | None = None,
     ) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(memory.id)
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()
             values = (
                 memory.id,
@@ -182,7 +184,7 @@ class SQLiteStore:
 
     def remove(self, memory_id: str) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(memory_id)
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 return
@@ -205,19 +207,13 @@ class SQLiteStore:
 
     def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The memories with these ids, whatever their status; unknown ids are left out."""
-        version = self.get_meta(_VECTORS_VERSION)
-        if version != self._memo_version or len(self._memo) > _MEMO_MAX:
-            self._memo.clear()
-            self._memo_version = version
-        wanted = list(dict.fromkeys(ids))
-        missing = [mid for mid in wanted if mid not in self._memo]
-        for chunk in chunks(missing):
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
-            ):
-                self._memo[row[0]] = memory_of(row)
-        return {mid: self._memo[mid] for mid in wanted if mid in self._memo}
+        meta = dict(
+            self.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (_INDEX_ID, _VECTORS_VERSION)
+            )
+        )
+        self._memo.check(str(meta.get(_INDEX_ID, "-")), int(meta.get(_VECTORS_VERSION, 0)))
+        return self._memo.read(ids)
 
     def count(self, query: Query) -> int:
         clause, params = where(query)
@@ -273,7 +269,7 @@ class SQLiteStore:
         Session memories live only here (they have no note): they keep their rows, search entries and
         vectors."""
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(changes.EVERY)
             derived = "SELECT rowid FROM memories WHERE scope != 'session'"
             for table in ("fts_words", "fts_trigram"):
                 self.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({derived})")
@@ -383,7 +379,7 @@ class SQLiteStore:
 
     def put_vectors(self, embedder: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(None)
             for mid, vector in items:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
@@ -392,7 +388,7 @@ class SQLiteStore:
 
     def drop_vectors(self, keep: str | None = None) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(None)
             self.conn.execute("DELETE FROM embeddings WHERE embedder != ?", (keep or "",))
 
     def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
@@ -488,10 +484,8 @@ class SQLiteStore:
 
 
 # Bumped in the same transaction as every write to a memory (the name is older than its second use): it
-# versions the vector cache file and the in-process memo of memories.
+# versions the vector cache file and the caches of a warm store, and keys the change log.
 _VECTORS_VERSION = "vectors.version"
 # A random id made with the database (migration 0004): caches beside the index name the database they
 # were made from, since a rebuilt index starts its version counter over.
 _INDEX_ID = "index.id"
-# A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
-_MEMO_MAX = 50_000
