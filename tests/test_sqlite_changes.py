@@ -42,10 +42,29 @@ def test_each_write_logs_what_it_changed(store: SQLiteStore) -> None:
     store.remove("aaaa0002")
     now = counter(store)
     assert now == start + 4
-    assert changes.changed_since(store.conn, start, middle) == {"aaaa0001", "aaaa0002"}
-    assert changes.changed_since(store.conn, middle, now) == {"aaaa0002"}
-    assert changes.changed_since(store.conn, now, now) == set()
+    assert changes.changed_since(store.conn, start, middle) == changes.Changes({"aaaa0001", "aaaa0002"}, True)
+    assert changes.changed_since(store.conn, middle, now) == changes.Changes({"aaaa0002"}, True)
+    assert changes.changed_since(store.conn, middle, middle + 1) == changes.Changes(set(), False)
+    assert changes.changed_since(store.conn, now, now) == changes.Changes(set(), False)
     assert changes.changed_since(store.conn, now, start) is None  # a counter that went back: unknown
+
+
+def test_a_write_that_keeps_the_words_says_so(store: SQLiteStore) -> None:
+    # A pin or an archive leaves the full-text indexes as they were: kept postings stay exact.
+    memory = mem("aaaa0001", "the upload retry limit is 3").with_changes(
+        files=("src/up.py",), tags=("upload",)
+    )
+    store.put(memory)
+    before = counter(store)
+    store.put(memory.with_changes(pinned=True, status="archived", priority="high"))
+    assert changes.changed_since(store.conn, before, counter(store)) == changes.Changes({"aaaa0001"}, False)
+    for edit in ({"summary": "the upload retry limit is 5"}, {"details": "why"}, {"files": ("src/down.py",)}):
+        before = counter(store)
+        store.put(memory.with_changes(**edit))  # type: ignore[arg-type]
+        assert changes.changed_since(store.conn, before, counter(store)) == changes.Changes(
+            {"aaaa0001"}, True
+        )
+    assert [h.id for h in store.text(["down"], 5)] == ["aaaa0001"]  # the last edit's words are searched
 
 
 def test_a_clear_changes_everything(store: SQLiteStore) -> None:
@@ -63,7 +82,9 @@ def test_a_write_that_does_not_log_leaves_a_gap(store: SQLiteStore) -> None:
     store.conn.execute("UPDATE memories SET summary = 'changed by an older tether'")
     store.put(mem("aaaa0002", "second"))
     assert changes.changed_since(store.conn, before, counter(store)) is None
-    assert changes.changed_since(store.conn, before + 1, counter(store)) == {"aaaa0002"}
+    assert changes.changed_since(store.conn, before + 1, counter(store)) == changes.Changes(
+        {"aaaa0002"}, True
+    )
 
 
 def test_the_log_keeps_its_last_versions_only(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,4 +95,6 @@ def test_the_log_keeps_its_last_versions_only(store: SQLiteStore, monkeypatch: p
     now = counter(store)
     assert store.conn.execute("SELECT count(*) FROM changes").fetchone()[0] == 3
     assert changes.changed_since(store.conn, start, now) is None  # pruned away: unknown
-    assert changes.changed_since(store.conn, now - 3, now) == {"aaaa0003", "aaaa0004", "aaaa0005"}
+    assert changes.changed_since(store.conn, now - 3, now) == changes.Changes(
+        {"aaaa0003", "aaaa0004", "aaaa0005"}, True
+    )

@@ -58,6 +58,49 @@ def test_a_write_from_another_connection_is_seen(tmp_path: Path) -> None:
         warm.close()
 
 
+def test_kept_owners_match_the_sql_through_random_writes(tmp_path: Path) -> None:
+    # Each write drops the lists holding the memory it wrote and those of the paths it names now; the rest
+    # are kept, and must still be what the SQL reads.
+    rng = random.Random(8)
+    plain = SQLiteStore(tmp_path / "index.db")
+    warm = SQLiteStore(tmp_path / "index.db", warm=True)
+    try:
+        fill(plain, rng, 80)
+        for step in range(120):
+            asked = rng.sample([*PATHS, "src/gone.py"], rng.randint(1, 5))
+            got = warm.owners(asked)
+            want = plain.owners(asked)
+            assert got == want and list(got) == list(want), (step, asked)
+            mid = f"{rng.randrange(90):08x}"
+            current = plain.get(mid)
+            if current is None or step % 4 == 0:
+                files = tuple(rng.sample(PATHS, rng.randint(0, 3)))
+                plain.put(Memory(mid, f"memory {mid}", files=files, created=T0, updated=T0))
+            elif step % 4 == 1:
+                plain.put(current.with_changes(status=rng.choice(["active", "archived"])))
+            elif step % 4 == 2:
+                plain.put(current.with_changes(files=tuple(rng.sample(PATHS, rng.randint(0, 3)))))
+            else:
+                plain.remove(mid)
+    finally:
+        plain.close()
+        warm.close()
+
+
+def test_a_write_keeps_the_lists_it_cannot_change(tmp_path: Path) -> None:
+    warm = SQLiteStore(tmp_path / "index.db", warm=True)
+    try:
+        fill(warm, random.Random(4), 40)
+        warm.owners(PATHS)
+        kept = dict(warm._owners._owners)  # type: ignore[union-attr]
+        warm.put(Memory("ffff0001", "a new docs rule", files=("docs/guide.md",), created=T0, updated=T0))
+        assert warm.owners(["docs/guide.md"])["docs/guide.md"][-1] == "ffff0001"
+        now = warm._owners._owners  # type: ignore[union-attr]
+        assert {p for p in PATHS if now.get(p) is kept[p]} == set(PATHS) - {"docs/guide.md"}
+    finally:
+        warm.close()
+
+
 def test_the_kept_lists_are_bounded_and_never_handed_out(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "index.db")
     try:

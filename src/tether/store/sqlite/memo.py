@@ -54,7 +54,7 @@ class Memo:
             self._kept.clear()
             self._loaded = False
         else:
-            for mid in changed:
+            for mid in changed.ids:
                 self._kept.pop(mid, None)
         self._at = (index_id, counter)
 

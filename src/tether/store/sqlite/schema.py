@@ -179,9 +179,9 @@ def _migrate_link_keys(conn: sqlite3.Connection) -> None:
 
 def _migrate_changes(conn: sqlite3.Connection) -> None:
     # Which memory each bump of the write counter changed (`tether.store.sqlite.changes`): a warm store's
-    # memo of memories outlives the writes that did not touch them. Starts empty: a reader older than the
+    # caches outlive the writes that did not touch what they hold. Starts empty: a reader older than the
     # log finds a gap and reads everything anew.
-    conn.execute("CREATE TABLE changes (version INTEGER PRIMARY KEY, memory_id TEXT)")
+    conn.execute("CREATE TABLE changes (version INTEGER PRIMARY KEY, memory_id TEXT, text INTEGER NOT NULL)")
 
 
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.

@@ -83,14 +83,15 @@ class SQLiteStore:
 
     # -- memories ---------------------------------------------------------------------------------
 
-    def _bump_vectors(self, memory_id: str | None) -> None:
+    def _bump_vectors(self, memory_id: str | None, *, text: bool = True) -> None:
         """Every write may change the set of active vectors: invalidate the vector cache, and log which
-        memory it changed (`changes.EVERY`: all of them; None: none)."""
+        memory it changed (`changes.EVERY`: all of them; None: none) and whether the full-text indexes'
+        content changed (`text`)."""
         self.conn.execute(
             "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
             (_VECTORS_VERSION,),
         )
-        changes.log(self.conn, memory_id, _VECTORS_VERSION)
+        changes.log(self.conn, memory_id, _VECTORS_VERSION, text=text)
 
     def put(
         self,
@@ -99,8 +100,14 @@ class SQLiteStore:
         vector: Sequence[float] | None = None,
         embedder: str | None = None,
     ) -> None:
+        files_text = " ".join(p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files)
+        # Tags and aliases weigh as the summary does: they are what the note is called and filed under.
+        words = (
+            f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip(),
+            memory.details,
+            files_text,
+        )
         with self.transaction():
-            self._bump_vectors(memory.id)
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()
             values = (
                 memory.id,
@@ -134,6 +141,9 @@ class SQLiteStore:
                 ).fetchall():
                     self.remove(stale)
                 self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
+            same_text = (
+                False  # the full-text indexes hold this memory's words as they are (a pin, an archive)
+            )
             if row is None:
                 cursor = self.conn.execute(
                     "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
@@ -153,27 +163,21 @@ class SQLiteStore:
                 )
                 self.conn.execute("DELETE FROM file_refs WHERE memory_rowid = ?", (rowid,))
                 self.conn.execute("DELETE FROM links WHERE memory_rowid = ?", (rowid,))
-                self.conn.execute("DELETE FROM fts_words WHERE rowid = ?", (rowid,))
-                self.conn.execute("DELETE FROM fts_trigram WHERE rowid = ?", (rowid,))
+                same_text = self._indexed_text(rowid) == (*words, memory.text)
+                if not same_text:
+                    self.conn.execute("DELETE FROM fts_words WHERE rowid = ?", (rowid,))
+                    self.conn.execute("DELETE FROM fts_trigram WHERE rowid = ?", (rowid,))
             self.conn.executemany(
                 "INSERT OR IGNORE INTO file_refs VALUES (?, ?, ?)",
                 [(rowid, path, int(path.endswith("/"))) for path in memory.files],
             )
             self.conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, k) for k in memory.link_keys])
-            files_text = " ".join(
-                p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files
-            )
-            self.conn.execute(
-                "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
-                # Tags and aliases weigh as the summary does: they are what the note is called and filed under.
-                (
-                    rowid,
-                    f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip(),
-                    memory.details,
-                    files_text,
-                ),
-            )
-            self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
+            if not same_text:
+                self.conn.execute(
+                    "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
+                    (rowid, *words),
+                )
+                self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
             if vector is not None and embedder is not None:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
@@ -181,6 +185,15 @@ class SQLiteStore:
                 )
             elif row is not None:
                 self.conn.execute("DELETE FROM embeddings WHERE memory_rowid = ?", (rowid,))
+            self._bump_vectors(memory.id, text=not same_text)
+
+    def _indexed_text(self, rowid: int) -> tuple[str, ...] | None:
+        """What the two full-text indexes hold for a row: the word index's three columns, the trigram's text."""
+        words = self.conn.execute(
+            "SELECT summary, details, files FROM fts_words WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        grams = self.conn.execute("SELECT text FROM fts_trigram WHERE rowid = ?", (rowid,)).fetchone()
+        return (*words, *grams) if words and grams else None
 
     def remove(self, memory_id: str) -> None:
         with self.transaction():
@@ -379,7 +392,7 @@ class SQLiteStore:
 
     def put_vectors(self, embedder: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
-            self._bump_vectors(None)
+            self._bump_vectors(None, text=False)
             for mid, vector in items:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
@@ -388,7 +401,7 @@ class SQLiteStore:
 
     def drop_vectors(self, keep: str | None = None) -> None:
         with self.transaction():
-            self._bump_vectors(None)
+            self._bump_vectors(None, text=False)
             self.conn.execute("DELETE FROM embeddings WHERE embedder != ?", (keep or "",))
 
     def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
