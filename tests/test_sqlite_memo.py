@@ -41,7 +41,9 @@ def warm(path: Path) -> Iterator[SQLiteStore]:
 
 def reads_of_memories(store: SQLiteStore) -> list[str]:
     seen: list[str] = []
-    store.conn.set_trace_callback(lambda sql: seen.append(sql) if "FROM memories WHERE id IN" in sql else None)
+    store.conn.set_trace_callback(
+        lambda sql: seen.append(sql) if "FROM memories WHERE id IN" in sql else None
+    )
     return seen
 
 

@@ -51,13 +51,17 @@ class PathOwners:
         self.max_paths = max_paths
         self._version: str | None = None
         self._owners: dict[str, list[str]] = {}  # path → owners (empty: none)
+        self._complete = False  # every path any active memory names is kept (`load_all`): others have none
 
     def owners(self, paths: Sequence[str], *, version: str) -> dict[str, list[str]]:
         """What `read_owners` returns, in the same order, from the kept lists where it can."""
         if version != self._version or len(self._owners) > self.max_paths:
             self._drop_changed(version)
         missing = [path for path in dict.fromkeys(paths) if path not in self._owners]
-        if missing:
+        if missing and self._complete:
+            for path in missing:
+                self._owners[path] = []
+        elif missing:
             found = read_owners(self.conn, missing)
             for path in missing:
                 self._owners[path] = found.get(path, [])
@@ -71,6 +75,24 @@ class PathOwners:
                     out.setdefault(path, []).extend(self._owners[path])  # a new list: the kept one stays
         return out
 
+    def load_all(self, *, version: str) -> None:
+        """Read every path's owners at once (a warm store's quiet moment, `tether.store.sqlite.prefetch`):
+        then a path no active memory names is known to have none without a read."""
+        if version != self._version or len(self._owners) > self.max_paths:
+            self._drop_changed(version)
+        if self._complete:
+            return
+        found: dict[str, list[str]] = {}
+        for path, mid in self.conn.execute(
+            # Each path's owners by rowid, as `read_owners` walks the index on file_refs.
+            "SELECT f.path, m.id FROM file_refs f CROSS JOIN memories m ON m.rowid = f.memory_rowid"
+            " WHERE m.status = 'active' ORDER BY f.path, f.memory_rowid"
+        ):
+            found.setdefault(path, []).append(mid)
+        if len(found) <= self.max_paths:
+            self._owners = found
+            self._complete = True
+
     def _drop_changed(self, version: str) -> None:
         """Drop the lists a write since the last version may have changed: those holding a memory it wrote
         and those of the paths the memories it wrote name now (all of them when the log cannot say)."""
@@ -81,6 +103,7 @@ class PathOwners:
         self._version = version
         if found is None or len(found.ids) > CHANGED_MAX:
             self._owners.clear()
+            self._complete = False
             return
         changed = found.ids
         stale = {path for path, mids in self._owners.items() if not changed.isdisjoint(mids)}
@@ -95,3 +118,7 @@ class PathOwners:
             )
         for path in stale:
             self._owners.pop(path, None)
+        if self._complete:  # read the changed lists now: a path left out must still mean "none"
+            fresh = read_owners(self.conn, sorted(stale))
+            for path in stale:
+                self._owners[path] = fresh.get(path, [])

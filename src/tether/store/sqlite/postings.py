@@ -109,6 +109,24 @@ class TermPostings:
         at = np.searchsorted(self._rowids, best).tolist()
         return [(ids[i], score) for i, score in zip(at, total[best].tolist(), strict=True)]
 
+    def prefetch(self, table: Table, words: Sequence[str], *, version: str, until: float) -> bool:
+        """Fetch the postings of `words` not held yet, in order, at least one, until `time.monotonic()`
+        passes `until` (then False: call again) or half the bound is held (queries keep the rest)."""
+        import time
+
+        self._check(version)
+        fetched = False
+        for word in words:
+            if self._held > self.max_postings // 2:
+                break
+            if (table.name, word) in self._terms:
+                continue
+            if fetched and time.monotonic() > until:
+                return False
+            self._postings(table, word)
+            fetched = True
+        return True
+
     def _check(self, version: str) -> None:
         """Read the active memories anew when the index changed since (every write bumps `version`), and
         drop the postings unless the change log proves the full-text indexes' content the same."""

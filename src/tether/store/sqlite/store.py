@@ -25,6 +25,7 @@ from tether.store.sqlite.errors import translate, translating
 from tether.store.sqlite.memo import PRELOAD_MAX, Memo
 from tether.store.sqlite.owners import PathOwners, read_owners
 from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
+from tether.store.sqlite.prefetch import Prefetch
 from tether.store.sqlite.repomap import RepoMapTables
 from tether.store.sqlite.rows import COLUMNS, chunks, dt, memory_of, where
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
@@ -53,6 +54,7 @@ class SQLiteStore:
         self._vectors: vectors.Loaded | None = None
         self._postings = TermPostings(self.conn) if warm else None
         self._owners = PathOwners(self.conn) if warm else None
+        self._prefetch = Prefetch()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -347,6 +349,15 @@ class SQLiteStore:
             for mid, score in self._postings.ranked(TRIGRAM, grams, limit, version=version, among=among):
                 hits.setdefault(mid, [0.0, 0.0])[1] = score
         return [TextHit(mid, s[0], s[1]) for mid, s in hits.items()]
+
+    def prepare(self, seconds: float) -> bool:
+        """Make now, in a long-lived process's quiet moment of about `seconds`, what a warm store's next
+        searches would make first (`tether.store.sqlite.prefetch`); True when nothing is left to make for
+        this version of the index. A store that is not warm has nothing to make."""
+        if self._postings is None:
+            return True
+        assert self._owners is not None
+        return self._prefetch.step(self, self._postings, self._owners, seconds)
 
     def version(self) -> str:
         """The database's id and its write counter (bumped in the same transaction as every write)."""
