@@ -59,6 +59,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # rest of the core sees `tether.store.base` only.
 MAY_NAME_A_BACKEND = (
     "tether.workspace",
+    # A quiet session start opens the index file as `workspace` does, without the store's protocols.
+    "tether.quickstart",
     "tether.store.memory",
     "tether.store.sqlite",
     "tether.store.postgres",

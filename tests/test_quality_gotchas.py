@@ -374,3 +374,35 @@ def test_a_comment_repeated_in_one_file_is_anchored_at_each_place_and_maps_to_th
         assert near_first[0] == "first"
     finally:
         close_all()
+
+
+def test_the_adapter_works_in_a_checkout_at_the_tasks_parent_and_puts_c1_back(tmp_path: Path) -> None:
+    """With files (prompt+files and edit), recall runs where the agent's work would: HEAD at the task's
+    parent commit and the touched files as they are there (one added by the task not there yet); after the
+    task the checkout is at C1 again, so the next task and the repo map see nothing later."""
+    from gotcha_tether import TetherGotchas, close_all
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    c1 = _commit(repo, "c1", {"a.go": "package a\n", "b.go": "package b\n"})
+    parent = _commit(repo, "later", {"a.go": "package a\n\n// later\n"})
+    corpus = _corpus(MEMORIES, str(repo / ".git"), c1)
+    try:
+        tether = TetherGotchas()
+        tether.prepare(corpus)
+        prep = tether.prep
+        assert prep is not None
+        checkout = prep.repo
+        view = GotchaView("x", ("a.go", "b.go", "new.go"), parent=parent)
+        (checkout / "new.go").write_text("package stale\n")  # what C1's tree would not have, to see it go
+        with prep.at_edit(view):
+            assert git(checkout, "rev-parse", "HEAD").strip() == parent
+            assert (checkout / "a.go").read_text() == "package a\n\n// later\n"
+            assert (checkout / "b.go").read_text() == "package b\n"
+            assert not (checkout / "new.go").exists()
+        assert git(checkout, "rev-parse", "HEAD").strip() == c1
+        assert (checkout / "a.go").read_text() == "package a\n"
+        assert (checkout / "new.go").read_text() == "package stale\n"
+    finally:
+        close_all()

@@ -134,3 +134,48 @@ def test_place_scores_do_not_depend_on_the_hash_seed(repo: Path, ws: Workspace, 
         )
         outputs.add(done.stdout)
     assert len(outputs) == 1, outputs
+
+
+def test_the_touched_files_memories_beside_its_recent_changes_come_first(repo: Path, ws: Workspace) -> None:
+    """Issue 17: where work on a file went lately (its last commits, and what is not committed yet) is where
+    the next change often lands (`places.recent_channel`): with a prompt that says nothing of the places, the
+    warning beside the last commit's lines comes first, then the one beside an uncommitted edit."""
+    path = "src/queue.py"
+    (repo / "src").mkdir(exist_ok=True)
+    lines: list[str] = []
+    anchors: dict[str, int] = {}
+    for name in ("enqueue", "drain", "purge"):
+        lines.extend(f"step_{name}_{n} = {n}" for n in range(40))
+        anchors[name] = len(lines) + 1
+        lines.append(f"# NOTE: careful with {name}")
+        lines.append(f"def {name}(job):")
+        lines.append("    return job")
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "queue")
+    ids = {
+        name: ws.add(f"Keep the {name} order", category="gotcha", at=[f"{path}:{line}-{line}"]).memory.id
+        for name, line in anchors.items()
+    }
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the memories")  # notes only: the file's last commit is still "queue"
+
+    def order() -> list[str]:
+        found = ws.recall("tidy up", [path], record=False, limit=3).memories
+        return [r.memory.id for r in found]
+
+    everything_recent = order()  # the file's first commit added every line: no order from it
+    for n in range(3):  # the file's first line, three times: the commit that added it is not among the last
+        lines[0] = f"version = {n}"
+        (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        git(repo, "commit", "-qam", f"version {n}")
+    lines[anchors["drain"]] = "def drain(job, limit=10):"  # the line below the warning
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "drain takes a limit")
+    found = ws.recall("tidy up", [path], record=False, limit=3).memories
+    assert found[0].memory.id == ids["drain"], everything_recent
+    assert found[0].signals["recent"] > max(r.signals.get("recent", 0.0) for r in found[1:])
+    # an uncommitted edit beside another warning: the two nearest recent work come first
+    lines[anchors["purge"]] = "def purge(job, force=False):"
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert set(order()[:2]) == {ids["drain"], ids["purge"]}

@@ -43,6 +43,7 @@ from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.anchor import Anchor
 from tether.model.memory import content_hash
 from tether.project import init_project
+from tether.recall import scoring
 from tether.workspace import Workspace
 
 RecallFn = Callable[[Workspace, str, Sequence[str], Sequence[Hunk]], list[str]]
@@ -63,6 +64,20 @@ def files_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequenc
     """The same recall without the locations: what tether gave before issue 10."""
     result = ws.recall(query, list(files), record=False)
     return [r.memory.id for r in result.memories]
+
+
+def without_recent(recall: RecallFn) -> RecallFn:
+    """`recall` with the recent-change channel off (`scoring.RECENT_MAX` 0): what it adds, in the same run."""
+
+    def run(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
+        kept = scoring.RECENT_MAX
+        scoring.RECENT_MAX = 0.0
+        try:
+            return recall(ws, query, files, hunks)
+        finally:
+            scoring.RECENT_MAX = kept
+
+    return run
 
 
 class Prepared:
@@ -141,25 +156,39 @@ class Prepared:
 
     @contextmanager
     def at_edit(self, view: GotchaView) -> Iterator[None]:
-        """The work tree with the edited files as they are at the edit's parent commit, restored after."""
-        paths = [h.path for h in view.hunks] if view.parent else []
+        """The checkout as the agent's is while it works on the task: HEAD at the task's parent commit and the
+        touched files as they are there (the rest of the work tree stays at C1: recall reads only the touched
+        files), restored after. The repo map stays as built at C1."""
+        if not view.parent:
+            yield
+            return
         kept: dict[str, bytes | None] = {}
-        for path in paths:
-            text = self._parent_text(view.parent, path)
-            if text is None:
-                continue
+        for path in view.files:
             target = self.repo / path
+            if target.is_dir() or target.is_symlink():
+                continue  # a submodule or a link at C1: not a file to put in place
+            text = self._parent_text(view.parent, path)
+            if text is None and not target.exists():
+                continue
             kept[path] = target.read_bytes() if target.exists() else None
+            if text is None:
+                target.unlink()  # added by the task: not there yet
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", errors="surrogateescape")
+        self._git("update-ref", "refs/heads/c1", view.parent)
         try:
             yield
         finally:
+            self._git("update-ref", "refs/heads/c1", self.corpus.c1)
             for path, old in kept.items():
                 if old is None:
                     (self.repo / path).unlink(missing_ok=True)
                 else:
                     (self.repo / path).write_bytes(old)
+
+    def _git(self, *args: str) -> None:
+        subprocess.run(["git", "-C", str(self.repo), *args], check=True, capture_output=True)
 
     def _parent_text(self, parent: str, path: str) -> str | None:
         key = (parent, path)
@@ -279,6 +308,13 @@ class TetherBeforeEdit:
 
 def tether() -> TetherGotchas:
     return TetherGotchas()
+
+
+def tether_without_recent() -> TetherGotchas:
+    """tether as shipped without the recent-change channel (issue 17, session 7): its share of a result."""
+    return TetherGotchas(
+        "tether:no-recent", recall=without_recent(shipped_recall), modes=("prompt+files", "edit")
+    )
 
 
 def tether_files() -> TetherGotchas:

@@ -98,8 +98,9 @@ class GotchaView:
     files: tuple[str, ...] = ()
     hunks: tuple[Hunk, ...] = ()
     drift: dict[str, list[tuple[int, int, int, int]]] = field(default_factory=dict)
-    # edit mode: the commit the edit is made on. A system may read the touched files as they are there (the
-    # agent's work tree when it edits; the hunks are in its lines), never the commit itself.
+    # prompt+files and edit: the commit the work is done on. A system may read the touched files as they are
+    # there and the history up to it (the agent's checkout while it works; the hunks are in its lines), never
+    # the commit itself.
     parent: str = ""
 
 
@@ -107,7 +108,7 @@ def view_of(task: GotchaTask, mode: str) -> GotchaView:
     if mode == "prompt":
         return GotchaView(task.query)
     if mode == "prompt+files":
-        return GotchaView(task.query, task.files)
+        return GotchaView(task.query, task.files, parent=task.parent)
     hunks = tuple(task.first[p] for p in task.files if p in task.first)
     return GotchaView(task.query, task.files, hunks, dict(task.drift), task.parent)
 

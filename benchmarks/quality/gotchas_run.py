@@ -40,6 +40,7 @@ from gotchas_eval import (
 
 DEFAULT_SYSTEMS = (
     "gotcha_tether:tether",
+    "gotcha_tether:tether_without_recent",
     "gotcha_tether:tether_files",
     "gotcha_tether:before_edit",
     "gotcha_tether:before_edit_file",

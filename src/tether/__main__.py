@@ -100,11 +100,27 @@ def _hook(args: list[str]) -> int:
         except (OSError, ValueError):
             pass  # the agent stopped listening
         return 0
+    if len(args) == 2:
+        # A session start with nothing to do, answered from the index without the ordinary path's imports.
+        from tether.quickstart import answer
+
+        quick = answer(args[0], args[1], raw, os.environ)
+        if quick is not None:
+            try:
+                sys.stdout.write(quick)
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass  # the agent stopped listening
+            if status == "absent":
+                from tether.resident.launch import start_quietly
+
+                start_quietly(os.getcwd())
+            return 0
     import io
 
     from tether.adapters.hooks import main as hook_main
 
-    if status in ("late", "busy"):
+    if status in ("late", "busy") or time.monotonic() - started > 0.1:
         try:
             deadline = float(os.environ.get("TETHER_HOOK_DEADLINE", client.DEFAULT_DEADLINE))
         except ValueError:

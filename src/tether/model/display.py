@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+# Not `typing.TYPE_CHECKING`: a session start answered from the index (`tether.quickstart`) prints through
+# this module and imports no `typing`; mypy reads any constant of this name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 controls except tab and line breaks, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and
 # the bidirectional embeddings, overrides and isolates (the "Trojan Source" characters). Memory text may not

@@ -74,6 +74,7 @@ class Magnitudes:
     edit: float | None = None  # the edit's words in the memory (`places.anchor_channel`)
     code: float | None = None
     place: float | None = None  # the query in the code around the memory's anchor (`places.place_channel`)
+    recent: float | None = None  # its anchor beside the file's recent changes (`places.recent_channel`)
 
     def total(self) -> float:
         values: tuple[float | None, ...] = _magnitudes(self)
@@ -232,6 +233,8 @@ def signals(c: Candidate) -> dict[str, float]:
         out["edit"] = m.edit
     if m.place:
         out["place"] = m.place
+    if m.recent:
+        out["recent"] = m.recent
     if e.code:
         out["code"] = m.code or 0.0
     if m.blast:

@@ -3,7 +3,8 @@
 - anchor: memories anchored at or near the edit's location, and memories naming what the edit writes or the
   definition it lands in;
 - place words: the query against the code around each anchor of the touched files' memories, before the edit's
-  place is known.
+  place is known;
+- recent changes: the touched files' memories anchored beside the lines their last commits changed.
 
 Each resolves anchors against the file as it is now (`view`: one `FileView` per touched file per recall).
 """
@@ -125,12 +126,7 @@ def place_channel(
     those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
     not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
     files' own)."""
-    owners: dict[str, list[str]] = {path: [] for path in touched}
-    for mid, memory in memories.items():
-        if memory.status == "active" and memory.anchors:
-            for path in memory.files:
-                if path in owners:
-                    owners[path].append(mid)
+    owners = anchored(memories, touched)
     around: dict[str, set[str]] = {}
     for path in touched:
         file = view(path) if owners.get(path) else None
@@ -168,6 +164,60 @@ def place_channel(
     for mid, score in scores.items():
         if score > 0:
             pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
+
+
+def anchored(memories: Mapping[str, Memory], touched: list[str]) -> dict[str, list[str]]:
+    """The active candidates with anchors, by touched file they are on."""
+    owners: dict[str, list[str]] = {path: [] for path in touched}
+    for mid, memory in memories.items():
+        if memory.status == "active" and memory.anchors:
+            for path in memory.files:
+                if path in owners:
+                    owners[path].append(mid)
+    return owners
+
+
+def recent_channel(
+    memories: Mapping[str, Memory],
+    touched: list[str],
+    recent: Callable[[list[str]], Mapping[str, list[tuple[int, int]]]],
+    view: Callable[[str], FileView],
+    pool: Pool,
+) -> None:
+    """The touched files' memories by how near their anchors are to the lines the file's last commits changed
+    and to its uncommitted changes (`recent`: those lines per path, `tether.repo.recent`), as the edit's place
+    is measured (`scoring.anchor_distance`), up to `scoring.RECENT_MAX`: where work on the file went lately
+    is where the next change often lands. It orders a file's memories, it is not evidence of its own."""
+    owners = anchored(memories, touched)
+    paths = [path for path in touched if owners.get(path)][: scoring.RECENT_FILES]
+    if not paths:
+        return
+    lines = recent(paths)
+    for path in paths:
+        runs = sorted(lines.get(path) or ())
+        file = view(path) if runs else None
+        if file is None or not file.exists:
+            continue
+        starts = [run[0] for run in runs]
+        for mid in owners[path]:
+            best = 0.0
+            for anchor in memories[mid].anchors:
+                if anchor.path != path:
+                    continue
+                found = file.resolved(anchor)
+                now = found.anchor
+                if now.lost or now.lines is None or found.how == "widened":
+                    continue  # gone, or only the definition it was in is left: no line to measure from
+                # The runs are git's hunks, in order and apart: the last starting at or above the anchor's
+                # end and the next one are the nearest on either side.
+                i = bisect.bisect_right(starts, now.lines[1])
+                for run in runs[max(i - 1, 0) : i + 1]:
+                    distance, side = gap(now.lines, run)
+                    far = scoring.anchor_distance(distance, side, bool(now.symbol))
+                    best = max(best, scoring.recent_closeness(far))
+            c = pool.candidate(mid) if best > 0 else None
+            if c is not None and best > (c.magnitude.recent or 0.0):  # its nearest file's, if on several
+                c.magnitude.recent = best
 
 
 def _lines_holding(lines: list[str], words: set[str]) -> dict[str, list[int]]:

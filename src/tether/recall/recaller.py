@@ -29,6 +29,7 @@ from tether.recall import scoring
 from tether.recall.cache import RecallCache
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult
 from tether.repo.map import RepoMap
+from tether.repo.recent import recent_lines
 from tether.store.base import Event, Store, Telemetry
 
 
@@ -249,6 +250,10 @@ class Recaller:
         memories = self.store.memories(pool)
         if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
             places_ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
+        if "anchor" in channels and touched and scoring.RECENT_MAX and self.root is not None and self.repo:
+            places_ch.recent_channel(
+                memories, touched, self._recent, lambda path: self._view(path, views), pool
+            )
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         facts, covers, adjust = self.cache.facts, self._covers, self._adjust
@@ -324,6 +329,13 @@ class Recaller:
         if path not in views:
             views[path] = FileView.read(self.root, path) if self.root else FileView(path, None)
         return views[path]
+
+    def _recent(self, paths: list[str]) -> dict[str, list[tuple[int, int]]]:
+        """The lines of the touched files their last commits changed, and what is not committed yet."""
+        assert self.root is not None
+        if self.repo is None or not self.repo.is_git():
+            return {}
+        return recent_lines(self.root, paths, scoring.RECENT_COMMITS, scoring.RECENT_HORIZON)
 
     def _code(self, path: str) -> list[str]:
         """The distinctive identifiers of a touched file as it is on disk (none for a directory, a missing
