@@ -143,9 +143,9 @@ class SQLiteStore:
                 ).fetchall():
                     self.remove(stale)
                 self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
-            same_text = (
-                False  # the full-text indexes hold this memory's words as they are (a pin, an archive)
-            )
+            # Whether the full-text indexes hold this memory's words as they are (a pin, an archive): then
+            # they are left alone, and the change log says so (kept postings stay exact).
+            same_text = False
             if row is None:
                 cursor = self.conn.execute(
                     "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
