@@ -131,6 +131,7 @@ TESTED_IN = {
     "tether.repo.git": "test_repomap.py",
     "tether.repo.sources": "test_repomap.py",
     "tether.repo.refresh": "test_repomap.py",
+    "tether.repo.inthread": "test_repomap.py",
     "tether.repo.watermark": "test_repomap.py",
     "tether.embed.base": "test_embedders.py",
     "tether.embed.hashed": "test_embedders.py",

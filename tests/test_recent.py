@@ -92,3 +92,13 @@ def test_outside_git_and_a_file_whose_history_starts_within_the_last_commits(tmp
     # its oldest commit is the history's first, with nothing before it to diff from: only what is not
     # committed says where work is
     assert recent_lines(first, ["fresh.py"], 3, 1000) == {"fresh.py": [(2, 2)]}
+
+
+def test_a_path_that_looks_like_pathspec_magic_is_only_a_path(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "r")
+    _history(repo)
+    _write(repo, ":(glob)*", ["x", "y"])
+    _commit(repo, "an odd name")
+    found = recent_lines(repo, ["app.py", ":(glob)*"], 1, 1000)
+    # the odd name's last commit is its own (it matched no other path); app.py's last commit is "change (3,)"
+    assert found == {"app.py": [(3, 3)], ":(glob)*": [(1, 2)]}

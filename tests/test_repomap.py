@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tether.repo.cochange import MAX_COMMIT_FILES
 from tether.repo.fanin import fan_in
 from tether.repo.git import Change, Commit, blob_id, collapse_renames
 from tether.repo.map import RepoMap
+from tether.repo.refresh import Refresh
 from tether.store.sqlite.repomap import RepoMapTables, migrate_repomap
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -794,6 +796,68 @@ def full_dump(rm: RepoMap) -> tuple[object, ...]:
     state = {k: v for k, v in rm.tables.state().items() if k not in ("refreshed_at_ns", "head_stamp")}
     state["fan_in_basis"] = state["fan_in_basis"].partition(":")[0]
     return (*dump(rm), fan, imports, state)
+
+
+@pytest.mark.parametrize("checkpoint", [None, 1])
+@pytest.mark.parametrize("kind", ["pull", "rewrite"])
+def test_the_log_tells_whether_heads_history_still_holds_what_the_map_read(
+    repo: Repo, tmp_path: Path, kind: str, checkpoint: int | None
+) -> None:
+    # No `git merge-base` on a refresh's path: the map's last commit is in HEAD's history exactly when a
+    # commit `git log HEAD ^last` lists has it as a parent. A save part way (every commit here) before
+    # the log has shown it asks git.
+    start = repo.commit(PROJECT)
+    repo.touch("src/app/core.py", "src/app/util.py")
+    rm = open_map(repo.path, tmp_path / "map.db")
+    rm.refresh()
+    if kind == "pull":
+        # A commit after the map's last one, merged into a branch from before it: the branch's commits
+        # (its first parents) are listed first, so the save after the first commit is made before the log
+        # has shown the last commit as a parent.
+        repo.touch("src/app/core.py", "src/app/api.py")
+        repo.git("checkout", "-q", "-b", "side", start)
+        repo.touch("web/lib.ts", "web/view.ts")
+        repo.touch("web/lib.ts", "web/view.ts")
+        repo.git("merge", "-q", "--no-ff", "-m", "merge main", "main")
+    else:  # force-pushed: the map's last commit is gone from HEAD's history, its parent is not
+        repo.git("reset", "-q", "--hard", start)
+        repo.touch("web/lib.ts", "web/view.ts")
+        repo.touch("web/lib.ts", "web/view.ts")
+    report = rm.refresh() if checkpoint is None else rm.refresh(checkpoint=checkpoint)
+    assert (report.rebuilt, report.new_commits) == ((False, 3) if kind == "pull" else (True, 3))
+    fresh = open_map(repo.path, tmp_path / "fresh.db")
+    fresh.refresh()
+    assert full_dump(rm) == full_dump(fresh)
+
+
+@pytest.mark.parametrize("change", ["a pulled commit", "a local edit"])
+def test_a_refresh_overtaken_between_its_reads_and_its_write_writes_what_it_listed(
+    repo: Repo, tmp_path: Path, change: str
+) -> None:
+    # A refresh writes its files and counts as differences from what it read at its start, which it
+    # reuses only while no other refresh has written since. Here another one writes in between, listing
+    # a file this one did not (the first write moves history too; the second, files and counts only).
+    repo.commit(PROJECT)
+    rm = open_map(repo.path, tmp_path / "map.db")
+    rm.refresh()
+    edit = {"src/app/api.py": "from app import util\n"}  # core loses an importer
+    repo.commit(edit) if change == "a pulled commit" else repo.write(edit)
+    other = open_map(repo.path, tmp_path / "map.db")
+
+    def overtaken(stage: str, done: int, total: int | None) -> None:
+        if stage == "writing":
+            for thread in threading.enumerate():  # this refresh has listed and scanned the work tree
+                if thread.name.startswith("tether-"):
+                    thread.join()
+            repo.write({"src/app/extra.py": "from app import core\n"})
+            assert other.refresh().files == 9
+
+    assert Refresh(repo.path, rm.tables, progress=overtaken).run().files == 8
+    (repo.path / "src/app/extra.py").unlink()
+    fresh = open_map(repo.path, tmp_path / "fresh.db")
+    fresh.refresh()
+    assert rm.tables.present_paths() == fresh.tables.present_paths()
+    assert fan_ins(rm) == fan_ins(fresh)
 
 
 def test_saving_after_every_commit_ends_where_one_write_does(repo: Repo, tmp_path: Path) -> None:

@@ -6,9 +6,10 @@ feature grows over a few commits in one region. Recall uses these lines as a sof
 edit's own location: before the agent says where it edits, the file's memories beside the recent work come
 first among the file's memories.
 
-Two git processes for a set of files: one `git log` over the last `horizon` commits for the commits that
-touched each file (the newest `commits` of each), then one `git diff -U0` per file from before the oldest
-of them to the work tree, so the lines are the file's lines now. Kept per file while HEAD, the file's size
+For a set of files: one `git rev-list` for where the horizon is (once per HEAD), one `git log` over the
+last `horizon` commits for the commits that touched each file (the newest `commits` of each), then one
+`git diff -U0` per file from before the oldest of them to the work tree, so the lines are the file's lines
+now (the diffs run side by side). Kept per file while HEAD, the file's size
 and its modification time stay (`head_stamp`: read from `.git`, no process), so a long-lived process asks
 git once per file and commit.
 
@@ -22,9 +23,13 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
-from tether.repo.git import git, head_stamp
+from tether.repo.git import finish, git, head_stamp, start
+
+if TYPE_CHECKING:
+    import subprocess
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 # Runs kept per file: a rewrite of the whole file says nothing about where in it work went.
@@ -33,7 +38,7 @@ RUNS_MAX = 200
 CACHE_MAX = 256
 # Options that keep a diff of the work tree from running anything a configuration names (external diff
 # drivers, text conversion filters) and from guessing renames.
-_DIFF = ("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+_DIFF = ("--literal-pathspecs", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
 
 Runs = list[tuple[int, int]]
 _CACHE: dict[tuple[Path, str, int, int], tuple[str, int, int, Runs]] = {}
@@ -76,8 +81,11 @@ def recent_lines(root: Path, paths: Sequence[str], commits: int, horizon: int) -
         return out
     try:
         bases = _bases(root, stamp, list(stale), commits, horizon)
+        # One diff per file, all started at once: they run side by side, not one after another.
+        started = {path: _diff(root, bases.get(path, "HEAD"), path) for path in stale}
         for path, (size, mtime) in stale.items():
-            diff = git(root, *_DIFF, bases.get(path, "HEAD"), "--", path, check=False)
+            args, proc = started[path]
+            diff = finish(root, args, proc, check=False)
             runs = runs_of(diff.stdout.decode("utf-8", "replace")) if diff.returncode == 0 else []
             if len(_CACHE) >= CACHE_MAX:
                 _CACHE.clear()
@@ -88,6 +96,11 @@ def recent_lines(root: Path, paths: Sequence[str], commits: int, horizon: int) -
     return out
 
 
+def _diff(root: Path, base: str, path: str) -> tuple[list[str], subprocess.Popen[bytes]]:
+    args = [*_DIFF, base, "--", path]
+    return args, start(root, args)
+
+
 def _bases(root: Path, stamp: str, paths: list[str], commits: int, horizon: int) -> dict[str, str]:
     """For each path git's name for the commit before the oldest of its last `commits` commits (`sha^`),
     among HEAD's last `horizon`. A path none of them touched has none (its diff is from HEAD: only what is
@@ -95,6 +108,7 @@ def _bases(root: Path, stamp: str, paths: list[str], commits: int, horizon: int)
     bound = _boundary(root, stamp, horizon)
     log = git(
         root,
+        "--literal-pathspecs",  # a touched path is a path, whatever it looks like (`:(glob)*`)
         "log",
         "--no-merges",
         "--format=%x01%H %P",

@@ -20,12 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from tether.errors import TetherError
 from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
@@ -41,10 +40,11 @@ from tether.repo.git import (
     stream_without_renames,
 )
 from tether.repo.git import probe as git_probe
+from tether.repo.inthread import InThread
 from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
 from tether.repo.worktree import WorkTree, WorkTreeListing
-from tether.store.base import CachedImports, RepoMapStore
+from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
 # Commits between saves of a long read: on the 20k-commit benchmark history a quarter of a second of work,
@@ -55,7 +55,6 @@ CHECKPOINT_COMMITS = 5000
 
 # (stage, done, total or None): "history" per `PROGRESS_EVERY` commits read, then "writing".
 Progress = Callable[[str, int, int | None], None]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -82,9 +81,10 @@ class _Plan:
     resumed: bool  # continues a read stopped part way
     renames: list[tuple[str, str]] = field(default_factory=list)  # read and saved so far (not scratch)
     saved: int = 0  # parts saved by this attempt
-    # Whether HEAD's history still contains `mark` (`watermark.ancestry`, asked while history is read):
-    # confirmed before the first write, None once it is.
-    contained: Callable[[], bool] | None = None
+    # Whether HEAD's history still contains `mark`, told by the log itself: a tip is in HEAD's history
+    # exactly when it is HEAD or the parent of a commit `HEAD ^tip...` lists (tips never descend from one
+    # another). The tips not seen yet as a parent; confirmed before the first write, None once it is.
+    pending: set[str] | None = None
 
 
 class _Rewritten(Exception):
@@ -139,7 +139,7 @@ class Refresh:
         prefix, head = probe if probe is not None else ("", None)
         # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
         # are read, in threads while this one reads history: they overlap the git log they do not need.
-        listing = _InThread(self._list, in_git)
+        listing = InThread(self._list, in_git)
         # What the stored fan-in was counted from: the files and specs read here, unless another refresh
         # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
         # (a lost import cache: the basis names how many there were).
@@ -148,7 +148,7 @@ class Refresh:
         counted = self.tables.fan_ins()
         if basis is not None and basis.partition(":")[0] != str(len(cached)):
             basis = None
-        sources = _InThread(self._scan, listing, cached)
+        sources = InThread(self._scan, listing, cached)
         self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
         rewritten = False
         for _ in range(3):  # optimistic: another process may refresh between our read and our write
@@ -156,7 +156,7 @@ class Refresh:
             plan = self._plan(state, in_git, head, rewritten)
             try:
                 part, read = self._read(plan, head, prefix, sources)
-                self._confirm(plan)
+                self._confirm(plan, head, finished=True)
                 if self.progress is not None:
                     self.progress("writing", 0, None)
                 files, specs, import_rows, changed = sources.result()
@@ -164,21 +164,30 @@ class Refresh:
                 known = None if plan.scratch or plan.resumed or plan.saved else basis
                 counts = _counted(files, specs, changed, known, cached, counted)
                 with self.tables.write():
-                    self._check(plan)
-                    if known is not None and self.tables.state().get("fan_in_basis") != known:
+                    now = self._check(plan)
+                    # The basis still stored: no other refresh wrote files or counts since it was read (each
+                    # such write sets a new one), and none wrote history (`_check`), so the path ids, the
+                    # present files and their counts are the ones read at the start, not read again.
+                    still = known is not None and now.get("fan_in_basis") == known
+                    if known is not None and not still:
                         counts = fan_in(set(files), specs)  # another refresh counted since `basis` was read
-                    write = self._apply(plan, part)
+                    write = self._apply(plan, part, part.ids if still else None)
+                    # The present files and their counts as stored now (renames carry both to the new path).
+                    present = _present_after(counted, part.ids, write) if still else None
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
-                    touched = touched or state.get("files_digest") != digest
+                    # (the digest stored now: one another refresh wrote since `state` was read is of its list)
+                    touched = touched or now.get("files_digest") != digest
                     if touched:
-                        self.tables.set_files(files)
+                        self.tables.set_files(files, None if present is None else present.keys())
                     self.tables.put_imports(import_rows)
                     # The rows read at the start (a row another refresh added meanwhile is for a file it
                     # listed, and is checked by its blob or stat before any use).
                     self.tables.drop_imports(set(cached) - set(specs))
                     recounted = touched or bool(changed)
                     if recounted:
-                        self._write_fan_in(counts)
+                        # What `set_files` left stored: the files that stay keep their counts.
+                        stored = None if present is None else {p: present.get(p, 0) for p in files}
+                        self._write_fan_in(counts, stored)
                     renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
                     self.tables.set_state(
                         {
@@ -216,14 +225,14 @@ class Refresh:
         revs = None if head is None or mark.tips == {head} else mark.revs(head)
         scratch = resumed and state.get("partial_scratch") == "1"
         plan = _Plan(seen, mark, revs, clear=False, scratch=scratch, resumed=resumed)
-        plan.contained = ancestry(self.root, mark, head)
+        plan.pending = {t for t in mark.tips if t != head}
         if resumed and not scratch:
             plan.renames = [(str(a), str(b)) for a, b in json.loads(state.get("partial_renames") or "[]")]
         return plan
 
     # -- reading, with saves ------------------------------------------------------------------------
 
-    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: _InThread[Any]) -> tuple[_Part, int]:
+    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: InThread[Any]) -> tuple[_Part, int]:
         """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
         and the commits read in all."""
         saved, read_saved = plan.mark, 0
@@ -236,6 +245,8 @@ class Refresh:
             try:
                 for commit in stream(self.root, saved.revs(head), prefix):
                     part.mark.advance(commit.sha, commit.parents)
+                    if plan.pending:
+                        plan.pending.difference_update(commit.parents)
                     if commit.merge:
                         continue
                     part.add(commit)
@@ -243,7 +254,7 @@ class Refresh:
                     if self.progress is not None and read % PROGRESS_EVERY == 0:
                         self.progress("history", read, None)
                     if len(part.commits) >= self.checkpoint and part.mark.savable():
-                        self._save(plan, part, sources)
+                        self._save(plan, part, sources, head)
                         saved, read_saved = part.mark, read
                         part = _Part(self.tables.path_ids(), saved.copy())
             except HistoryRestarted:
@@ -254,9 +265,9 @@ class Refresh:
             return part, read
         raise AssertionError("unreachable: the stream without renames never restarts")
 
-    def _save(self, plan: _Plan, part: _Part, sources: _InThread[Any]) -> None:
+    def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
-        self._confirm(plan)
+        self._confirm(plan, head)
         renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
         with self.tables.write():
             self._check(plan)
@@ -279,28 +290,37 @@ class Refresh:
         plan.seen, plan.renames, plan.clear = (None, mark), renames, False
         plan.saved += 1
 
-    def _confirm(self, plan: _Plan) -> None:
-        if plan.contained is not None:
-            contained, plan.contained = plan.contained(), None
-            if not contained:
-                raise _Rewritten()
+    def _confirm(self, plan: _Plan, head: str | None, finished: bool = False) -> None:
+        """Raise `_Rewritten` unless HEAD's history contains what the map read. Once the log is read to
+        its end, what it showed tells; a save part way through a long read asks git for the tips not seen
+        yet (`git merge-base --is-ancestor`, one per tip)."""
+        pending, plan.pending = plan.pending, None
+        if not pending:
+            return
+        if finished or not ancestry(self.root, Watermark(pending), head)():
+            raise _Rewritten()
 
-    def _check(self, plan: _Plan) -> None:
+    def _check(self, plan: _Plan) -> dict[str, str]:
+        """The state, unless another refresh wrote history since `plan` read it (then `_Moved`)."""
         state = self.tables.state()
         if (state.get("last_commit"), state.get("partial")) != plan.seen:
             raise _Moved()
+        return state
 
-    def _apply(self, plan: _Plan, part: _Part) -> Any:
+    def _apply(self, plan: _Plan, part: _Part, ids: dict[str, int] | None = None) -> Any:
+        """Write `part`'s co-change on the path ids stored now (`ids` when the caller knows them)."""
         if plan.clear:
             self.tables.clear_history()
-        write = part.counted_on(self.tables.path_ids()).result()
+        write = part.counted_on(self.tables.path_ids() if ids is None else ids).result()
         self.tables.apply_cochange(write)
         return write
 
     # -- files and fan-in ----------------------------------------------------------------------------
 
-    def _write_fan_in(self, counts: dict[str, int]) -> None:
-        stored = self.tables.fan_ins()
+    def _write_fan_in(self, counts: dict[str, int], stored: Mapping[str, int] | None = None) -> None:
+        """Write the counts that differ from the stored ones (read now unless the caller knows them)."""
+        if stored is None:
+            stored = self.tables.fan_ins()
         diff = {p: counts.get(p, 0) for p in stored if stored[p] != counts.get(p, 0)}
         self.tables.set_fan_ins(diff)
 
@@ -309,7 +329,7 @@ class Refresh:
         return WorkTreeListing(self.root) if in_git else WorkTree(list_files(self.root, False), {}, "sha1")
 
     def _scan(
-        self, listing: _InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
+        self, listing: InThread[WorkTreeListing | WorkTree], cached: dict[str, CachedImports]
     ) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, CachedImports], set[str]]:
         """The files that exist now, and `scan_sources` of them."""
         tree, specs, rows, changed = scan_sources(self.root, listing.result(), cached)
@@ -334,39 +354,31 @@ def _counted(
     return fan_in(set(files), specs)
 
 
+def _present_after(
+    counted: Mapping[str, int], ids: Mapping[str, int], write: CoChangeWrite
+) -> dict[str, int] | None:
+    """The present paths and their fan-in once `write` is applied over rows that held `counted` (present
+    path -> fan-in) with the path ids `ids`: a moved id takes its row (present, fan-in) to its new path, a
+    dropped one loses it. None when a present path has no id (then read what is stored)."""
+    if not write.dropped and all(i in write.new_ids for i in write.paths):
+        return dict(counted)  # no row moved (new ids are rows of paths not present yet)
+    path_of = {i: p for p, i in ids.items()}
+    moved = {i: p for i, p in write.paths.items() if i not in write.new_ids}
+    out: dict[str, int] = {}
+    for path, n in counted.items():
+        ident = ids.get(path)
+        if ident is None:
+            return None
+        if ident not in write.dropped:
+            out[moved.get(ident, path_of[ident])] = n
+    return out
+
+
 def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:
     """`collapse_renames` over the renames collapsed so far (as one commit of simultaneous moves) and then
     `commits`: the same pairs as over all the commits they came from."""
     earlier = Commit("", tuple(Change("R", new, old) for old, new in renames), len(renames))
     return collapse_renames([earlier, *commits])
-
-
-class _InThread(Generic[T]):
-    """`fn(*args)` run in a daemon thread; `result()` waits for it and returns or raises what it did.
-
-    The import scan reads files (the GIL is released while it waits on the disk) while the main thread
-    waits on `git log`'s pipe: on a large history the two overlap instead of adding up."""
-
-    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
-        self._value: T | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # handed to the caller of result()
-            self._error = exc
-
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def result(self) -> T:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value  # type: ignore[return-value]  # set when no error was
 
 
 def _digest(files: list[str]) -> str:

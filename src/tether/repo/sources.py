@@ -57,20 +57,29 @@ def scan_sources(
     paths whose specs changed, appeared or vanished: what fan-in re-resolves). No store access: the repo
     map runs it in a thread."""
     scan = _Scan(str(root), cached, listing.object_format)
+    staged = listing.staged
     waiting = []
     for path in listing.paths:
-        if language_of(path) is None:
-            continue
-        blob = listing.staged.get(path)
+        old = cached.get(path)
+        if old is None and language_of(path) is None:
+            continue  # (a cached parse is of a source file: the language depends on the path alone)
+        blob = staged.get(path)
         if blob is None:  # untracked or in conflict: no blob, whatever git compares
             scan.one(path, None)
-        elif not scan.one(path, blob, wait=True):
-            waiting.append(path)
+        elif (old is not None and old.digest == blob) or not scan.one(path, blob, wait=True):
+            waiting.append(path)  # (its parse's blob: trusted once git finds the file clean)
     tree = listing.result()
+    clean = tree.clean
+    specs = scan.specs
     for path in waiting:
-        scan.one(path, tree.clean.get(path))
-    scan.changed.update(cached.keys() - scan.specs.keys())
-    return tree, scan.specs, scan.rows, scan.changed
+        blob = clean.get(path)
+        old = cached.get(path)
+        if old is not None and old.digest == blob:
+            specs[path] = old.specs  # what `one` does first, without the call: most files of a pull
+        else:
+            scan.one(path, blob)
+    scan.changed.update(cached.keys() - specs.keys())
+    return tree, specs, scan.rows, scan.changed
 
 
 class _Scan:
@@ -95,24 +104,27 @@ class _Scan:
             return True
         full = os.path.join(self.base, path)
         try:
-            st = os.stat(full)
+            # os.open and fstat, not open() and stat(): a third of the cost, for the ~800 files of a pull.
+            fd = os.open(full, os.O_RDONLY)
         except OSError:
-            return True
-        # Not for a known blob: one other than the parse's is new content whatever the stat says (a
-        # pull within the file system's timestamp granularity can keep mtime and size).
-        if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
-            if wait:
-                return False
-            if blob is None:
-                self.specs[path] = old.specs
-                return True
-        if st.st_size > _MAX_SOURCE_BYTES:
             return True
         try:
-            with open(full, "rb") as fh:
-                data = fh.read()
+            st = os.fstat(fd)
+            # Not for a known blob: one other than the parse's is new content whatever the stat says (a
+            # pull within the file system's timestamp granularity can keep mtime and size).
+            if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+                if wait:
+                    return False
+                if blob is None:
+                    self.specs[path] = old.specs
+                    return True
+            if st.st_size > _MAX_SOURCE_BYTES:
+                return True
+            data = _read_all(fd, st.st_size)
         except OSError:
             return True
+        finally:
+            os.close(fd)
         digest = blob_id(data, self.object_format)
         if old is not None and old.digest == digest:
             parsed = old.specs  # touched, not changed
@@ -123,3 +135,14 @@ class _Scan:
         self.specs[path] = parsed
         self.rows[path] = CachedImports(st.st_mtime_ns, st.st_size, digest, parsed)
         return True
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The file's content: one read for a file of the `size` fstat gave, more for one that grew since."""
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data  # a short read of a regular file is its end
+    parts = [data]
+    while chunk := os.read(fd, 1 << 16):
+        parts.append(chunk)
+    return b"".join(parts)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -262,7 +262,10 @@ class RepoMapStore(Protocol):
 
     def apply_cochange(self, write: CoChangeWrite) -> None: ...
 
-    def set_files(self, files: Iterable[str]) -> None: ...
+    def set_files(self, files: Iterable[str], present: Collection[str] | None = None) -> None:
+        """Mark exactly `files` as present (`present`: the `present_paths()` the caller read, if it knows
+        them still stored)."""
+        ...
 
     def fan_ins(self) -> dict[str, int]: ...
 

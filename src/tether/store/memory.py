@@ -19,7 +19,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -451,7 +451,7 @@ class InMemoryRepoMap:
             self._pairs[(a, b)] = self._pairs.get((a, b), 0) + n
             self._pairs[(b, a)] = self._pairs.get((b, a), 0) + n
 
-    def set_files(self, files: Iterable[str]) -> None:
+    def set_files(self, files: Iterable[str], present: Collection[str] | None = None) -> None:
         now = set(files)
         known = self.path_ids()
         next_id = max(self._paths, default=0) + 1

@@ -13,7 +13,7 @@ rather than a rewrite of every pair that mentions it. Pairs are stored in both d
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -178,7 +178,11 @@ class RepoMapTables:
             "UPDATE repomap_paths SET changes = changes + ? WHERE id = ?",
             [(n, i) for i, n in w.changes.items() if i not in w.dropped],
         )
-        rows = [(a, b, n) for (a, b), n in w.pairs.items() if a not in w.dropped and b not in w.dropped]
+        dropped = w.dropped
+        if dropped:
+            rows = [(a, b, n) for (a, b), n in w.pairs.items() if a not in dropped and b not in dropped]
+        else:  # (a first build's parts: no test per pair)
+            rows = [(a, b, n) for (a, b), n in w.pairs.items()]
         upsert = (
             "INSERT INTO repomap_pairs (a, b, n) VALUES (?, ?, ?) "
             "ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n"
@@ -191,12 +195,13 @@ class RepoMapTables:
     def present_paths(self) -> set[str]:
         return {str(p) for (p,) in self._rows("SELECT path FROM repomap_paths WHERE present = 1")}
 
-    def set_files(self, files: Iterable[str]) -> None:
+    def set_files(self, files: Iterable[str], present: Collection[str] | None = None) -> None:
         """Mark exactly `files` as present; forget absent paths that carry no history. Writes only the
-        paths whose presence changes (after a pull, what it added and removed)."""
+        paths whose presence changes (after a pull, what it added and removed), from the `present_paths`
+        given or read now."""
         c = self.conn
         now = set(files)
-        present = self.present_paths()
+        present = self.present_paths() if present is None else set(present)
         c.executemany("INSERT OR IGNORE INTO repomap_paths (path) VALUES (?)", ((p,) for p in now - present))
         c.executemany("UPDATE repomap_paths SET present = 1 WHERE path = ?", ((p,) for p in now - present))
         gone = [(p,) for p in present - now]
