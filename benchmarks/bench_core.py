@@ -11,7 +11,10 @@
    it, interleaved, the same recall without the code channel (`code x`: its cost as a ratio), and the same
    recall from a warm store (`Workspace.open(warm=True)`, as the resident process and the MCP server
    open it: each term's postings kept between queries) as a ratio to a bare FTS5 MATCH timed beside each
-   one; then how each cost grows with the index (the exponent b of cost ~ n^b);
+   one, and from a warm store whose quiet moments made ready what it reads ahead (`SQLiteStore.prepare`
+   run to the end, as the resident's idle time does: every active memory, every path's owners, the common
+   words' postings; `prep s` is how long that took), each beside its own MATCH; then how each cost grows
+   with the index (the exponent b of cost ~ n^b);
 4. cold `tether search` and `tether recall` process times beside `python -c "import sqlite3"`.
 
 The indexes are built fast by writing generated memories straight through `SQLiteStore.put` with the
@@ -287,13 +290,22 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(sources[n % len(sources)].read_text(encoding="utf-8"), encoding="utf-8")
     no_code = [c for c in CHANNELS if c != "code"]
-    with Workspace.open(project, home=home) as ws, Workspace.open(project, home=home, warm=True) as hot:
-        for opened in (ws, hot):  # warm caches (page cache, numpy import) outside the timings
+    with (
+        Workspace.open(project, home=home) as ws,
+        Workspace.open(project, home=home, warm=True) as hot,
+        Workspace.open(project, home=home, warm=True) as ready,
+    ):
+        for opened in (ws, hot, ready):  # warm caches (page cache, numpy import) outside the timings
             opened.search(probes[0][0])
             opened.recaller().recall(probes[0][0], [probes[0][1]], record=False)
+        start = time.perf_counter()
+        prepare = getattr(ready.store, "prepare", None)  # main's code before it had none
+        while prepare is not None and not prepare(0.01):
+            pass
+        prepared = time.perf_counter() - start
         fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
         search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
-        recall, without, warm, warm_fts = [], [], [], []
+        recall, without, warm, warm_fts, ready_warm, ready_fts = [], [], [], [], [], []
         for p, f in probes:  # interleaved: the machine's noise lands on all alike
             recall.append(timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0])
             without.append(
@@ -303,20 +315,35 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
             )
             warm_fts.append(timed_each(lambda p=p: bare_fts(p), 1)[0])
             warm.append(timed_each(lambda p=p, f=f: hot.recaller().recall(p, [f], record=False), 1)[0])
+            ready_fts.append(timed_each(lambda p=p: bare_fts(p), 1)[0])
+            ready_warm.append(
+                timed_each(lambda p=p, f=f: ready.recaller().recall(p, [f], record=False), 1)[0]
+            )
     conn.close()
     ratio = statistics.median(w / b for w, b in zip(warm, warm_fts, strict=True))
-    return (*pct(fts), *pct(search), *pct(recall), pct(without)[0], pct(warm)[0], ratio)
+    ready_ratio = statistics.median(w / b for w, b in zip(ready_warm, ready_fts, strict=True))
+    return (
+        *pct(fts),
+        *pct(search),
+        *pct(recall),
+        pct(without)[0],
+        pct(warm)[0],
+        ratio,
+        prepared,
+        pct(ready_warm)[0],
+        ready_ratio,
+    )
 
 
-def growth(medians: dict[int, tuple[float, float, float]]) -> None:
+def growth(medians: dict[int, tuple[float, float, float, float]]) -> None:
     """How each cost grows with the index: the exponent b of cost ~ n^b between each pair of sizes."""
     sizes = sorted(medians)
     for small, large in itertools.pairwise(sizes):
         scale = math.log(large / small)
-        b = [math.log(medians[large][i] / medians[small][i]) / scale for i in range(3)]
+        b = [math.log(medians[large][i] / medians[small][i]) / scale for i in range(4)]
         print(
             f"  {small} -> {large}: cost ~ n^b with b = {b[0]:.2f} (bare fts), {b[1]:.2f} (recall), "
-            f"{b[2]:.2f} (warm recall)"
+            f"{b[2]:.2f} (warm recall), {b[3]:.2f} (warm, prepared)"
         )
 
 
@@ -385,22 +412,24 @@ def main() -> None:
         print(
             f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
             f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}{'warm p50':>10}{'x fts':>7}"
+            f"{'prep s':>8}{'ready p50':>11}{'x fts':>7}"
         )
         projects: dict[int, Path] = {}
-        medians: dict[int, tuple[float, float, float]] = {}
+        medians: dict[int, tuple[float, float, float, float]] = {}
         for size in sizes:
             project = make_project(work / f"p{size}", home)
             build = build_index(project, items[:size], vectors[:size])
             runs = 20 if size >= 100_000 else (50 if size >= 10_000 else 100)
             if args.quick:
                 runs = max(10, runs // 2)
-            f50, f95, s50, s95, r50, r95, n50, w50, wx = bench_size(project, home, size, runs)
+            f50, f95, s50, s95, r50, r95, n50, w50, wx, prep, y50, yx = bench_size(project, home, size, runs)
             print(
                 f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
                 f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}{w50:>10.2f}{wx:>7.1f}"
+                f"{prep:>8.2f}{y50:>11.2f}{yx:>7.1f}"
             )
             projects[size] = project
-            medians[size] = (f50, r50, w50)
+            medians[size] = (f50, r50, w50, y50)
         growth(medians)
         bench_cold(projects[min(sizes, key=lambda s: abs(s - 10_000))], home, cold_runs)
         print(f"\nbench_core total {time.perf_counter() - started:.0f}s")

@@ -9,8 +9,10 @@ For every case it writes what `Recaller.recall` returns (default limit and budge
 1000), `Recaller.search`, and the full ranking `_rank` makes: every candidate's score, multiplier, rank credit,
 magnitudes and evidence, floats exact. The cases: 100 prompt and file sets (bench_core's probes; with two
 files, `path:LINE`, no file, a directory with an edit's location) over bench_core's generated indexes, through
-a one-shot store, a warm store, and the warm store again (every cache filled); then 60 dev tasks of a gotcha
-corpus (`--gotchas`, needs `benchmarks/quality/data`) in prompt+files and edit mode, one-shot and warm.
+a one-shot store, a warm store, the warm store again (every cache filled), a warm store whose quiet moments
+made ready what it reads ahead (`SQLiteStore.prepare`), and both again after another connection archived,
+pinned, reworded, re-filed, removed and added memories; then 60 dev tasks of a gotcha corpus (`--gotchas`,
+needs `benchmarks/quality/data`) in prompt+files and edit mode, one-shot and warm.
 
 `--root` imports `src/` and `benchmarks/` of another checkout (the code before the change). The touched files
 hold fixed code (`--code`, default this checkout's `src/tether` as it is when the dump starts: give the same
@@ -165,7 +167,59 @@ def dump_bench(out: dict[str, list[dict[str, Any]]], work: Path, sizes: list[int
                 out[f"bench{size}:{'warm' if warm else 'cold'}"] = [run_case(ws, *c) for c in cases]
                 if warm:  # again: every cache filled
                     out[f"bench{size}:warm2"] = [run_case(ws, *c) for c in cases]
+        with (
+            Workspace.open(project, home=home, warm=True, clock=lambda: NOW) as ws,
+            Workspace.open(project, home=home, warm=True, clock=lambda: NOW) as ready,
+        ):
+            prepare = getattr(ready.store, "prepare", None)  # what the resident's quiet moments make ready
+            while prepare is not None and not prepare(0.05):
+                pass
+            out[f"bench{size}:ready"] = [run_case(ready, *c) for c in cases]
+            out[f"bench{size}:warm3"] = [run_case(ws, *c) for c in cases]
+            write_some(project, size)  # another connection's writes: kept caches must show them
+            out[f"bench{size}:warm-after-writes"] = [run_case(ws, *c) for c in cases]
+            while prepare is not None and not prepare(0.05):
+                pass
+            out[f"bench{size}:ready-after-writes"] = [run_case(ready, *c) for c in cases]
         print(f"bench {size} done", file=sys.stderr)
+
+
+def write_some(project: Path, size: int) -> None:
+    """Archive, pin, reword, re-file, remove and add a few memories, the same on every run."""
+    from tether.model.memory import Memory
+    from tether.store.sqlite.store import SQLiteStore
+
+    store = SQLiteStore(project / ".tether" / "index.db")
+    try:
+        rng = random.Random(size)
+        for n in rng.sample(range(size), 60):
+            memory = store.get(f"{n:08x}")
+            assert memory is not None
+            kind = n % 6
+            if kind == 0:
+                store.put(memory.with_changes(status="archived"))
+            elif kind == 1:
+                store.put(memory.with_changes(pinned=not memory.pinned))
+            elif kind == 2:
+                store.put(memory.with_changes(summary=f"{memory.summary} retry cache upload"))
+            elif kind == 3:
+                store.put(memory.with_changes(files=("src/auth/views.py",)))
+            elif kind == 4:
+                store.remove(memory.id)
+            else:
+                store.put(memory.with_changes(priority="high"))
+        for n in range(10):
+            added = Memory(
+                id=f"f{n:07x}",
+                summary=f"Gotcha: the cache key in src/auth/views.py must stay stable ({n})",
+                category="gotcha",
+                files=("src/auth/views.py",),
+                created=NOW,
+                updated=NOW,
+            )
+            store.put(added)
+    finally:
+        store.close()
 
 
 def dump_gotchas(out: dict[str, list[dict[str, Any]]], repo: str, tasks: int) -> None:

@@ -43,7 +43,9 @@ def test_a_changed_memory_is_a_new_object_and_gets_new_facts() -> None:
     assert cache.facts(new).vocabulary.found(["downloads"]) == {"downloads"}
 
 
-def test_a_new_version_drops_everything() -> None:
+def test_a_new_version_drops_the_pinned_list_and_keeps_each_objects_facts() -> None:
+    # A write drops the index-wide lists; the facts of a memory it did not change (the store hands out the
+    # same object) are kept, and a changed memory is a new object with facts of its own.
     cache = RecallCache()
     cache.check("a:1")
     memory = Memory("0a1b2c3d", "Pinned rule")
@@ -59,8 +61,11 @@ def test_a_new_version_drops_everything() -> None:
     cache.check("a:1")
     assert cache.facts(memory) is facts and len(calls) == 1
     cache.check("a:2")
-    assert cache.facts(memory) is not facts
+    assert cache.facts(memory) is facts
     assert cache.pinned(find) == [memory] and len(calls) == 2
+    changed = memory.with_changes(summary="Pinned rule, reworded")
+    assert cache.facts(changed) is not facts
+    assert cache.facts(changed).vocabulary.found(["reworded"]) == {"reworded"}
 
 
 def test_past_the_bound_the_facts_are_made_anew() -> None:

@@ -412,6 +412,10 @@ def test_a_quiet_moment_opens_the_project_and_remakes_what_a_write_dropped(repo:
             other.add("Deploys go through make ship")  # another process's write drops all of it
         answers.idle()
         assert ws.store._postings._version == ws.store._vectors.identity == ws.store.version()
+        for _ in range(50):  # then, a slice at each quiet moment, what the warm store reads ahead
+            answers.idle()
+        assert ws.store.prepare(0.0)  # done for this version: every active memory, owners, common words
+        assert ws.store._memo._loaded and ws.store._owners is not None and ws.store._owners._complete
         assert [r.memory.summary for r in answers.workspace(repo).search("ship deploys")][:1] == [
             "Deploys go through make ship"
         ]

@@ -117,6 +117,67 @@ def test_a_write_from_any_connection_drops_the_postings(
     assert {h.id for h in warm.text(["kafka"], 50)} == {"f0000001", "f0000002"}
 
 
+def fts_queries(store: SQLiteStore) -> list[str]:
+    seen: list[str] = []
+    store.conn.set_trace_callback(lambda sql: seen.append(sql) if " MATCH " in sql else None)
+    return seen
+
+
+def test_writes_that_leave_the_text_as_it_was_keep_the_postings(
+    stores: tuple[SQLiteStore, SQLiteStore], tmp_path: Path
+) -> None:
+    # A pin, an archive, a restore, new vectors: bm25's statistics stand, so every kept share does; what is
+    # active is read anew. An edit of the words drops them.
+    plain, warm = stores
+    words = ["retry", "backoff", "cache"]
+    assert warm.text(words, 50) == plain.text(words, 50)
+    seen = fts_queries(warm)
+    other = SQLiteStore(tmp_path / "index.db")
+    try:
+        top = warm.text(words, 50)[0].id
+        put(other, other.get(top).with_changes(status="archived"))  # type: ignore[union-attr]
+        put(other, other.get("00000003").with_changes(pinned=True))  # type: ignore[union-attr]
+        put(other, other.get(f"{0:08x}").with_changes(status="active"))  # type: ignore[union-attr]
+        other.put_vectors(EMBEDDER.id, [("00000004", EMBEDDER.embed(["something else"])[0])])
+        got = warm.text(words, 50)
+        assert got == plain.text(words, 50) and top not in {h.id for h in got}
+        assert seen == []  # no term was fetched again
+        put(other, other.get("00000005").with_changes(details="retry retry retry"))  # type: ignore[union-attr]
+    finally:
+        other.close()
+    assert warm.text(words, 50) == plain.text(words, 50)
+    assert len(seen) == 6  # three terms, two indexes: fetched anew
+
+
+def test_kept_postings_match_the_sql_through_random_writes(
+    stores: tuple[SQLiteStore, SQLiteStore], tmp_path: Path
+) -> None:
+    plain, warm = stores
+    rng = random.Random(9)
+    ids = [f"{n:08x}" for n in range(300)]
+    other = SQLiteStore(tmp_path / "index.db")
+    try:
+        for step in range(40):
+            mid = rng.choice(ids)
+            current = other.get(mid)
+            kind = rng.randrange(4)
+            if current is None or kind == 0:
+                put(
+                    other, Memory(id=mid, summary=" ".join(rng.sample(VOCABULARY, 3)), created=T0, updated=T0)
+                )
+            elif kind == 1:
+                put(other, current.with_changes(status=rng.choice(["active", "archived"])))
+            elif kind == 2:
+                put(other, current.with_changes(pinned=not current.pinned, priority="high"))
+            else:
+                other.remove(mid)
+            for words, limit, trigram, among in queries(step, ids, count=4):
+                want = plain.text(words, limit, trigram=trigram, among=among)
+                assert warm.text(words, limit, trigram=trigram, among=among) == want, (step, words)
+    finally:
+        other.close()
+
+
 def test_past_the_bound_the_oldest_terms_go_and_answers_stay(stores: tuple[SQLiteStore, SQLiteStore]) -> None:
     plain, _ = stores
     postings = TermPostings(plain.conn, max_postings=400)

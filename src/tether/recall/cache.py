@@ -6,10 +6,10 @@ channel), its prose (a file it names, the edit's words). A long-lived process (t
 server) recalls again and again over the same memories: `RecallCache` keeps that work per memory.
 
 Each entry is tied to the very `Memory` object it was made from (`Memory` is frozen): a store hands out the
-same object while no write came (`SQLiteStore.memories`' memo, dropped when any process writes), and a
-changed memory is a new object whose facts are made anew, so nothing kept can be stale. Everything is
-dropped, too, when `store.version()` moves (every write, from any process, bumps it), so a long-lived
-process holds only the facts of the index as it is.
+same object until a write changes that memory (`SQLiteStore.memories`' memo, which drops what any process
+wrote), and a changed memory is a new object whose facts are made anew, so nothing kept can be stale and
+the facts of the memories a write did not touch are kept across it. The index-wide lists (the pinned
+memories) are dropped when `store.version()` moves (every write, from any process, bumps it).
 
     >>> cache = RecallCache()
     >>> cache.check("ab:12")
@@ -68,7 +68,8 @@ class Facts:
 
 
 class RecallCache:
-    """Per-memory `Facts` and the index-wide lists recall reads on every prompt, while `version` holds."""
+    """Per-memory `Facts` (per memory object), and the index-wide lists recall reads on every prompt while
+    `version` holds."""
 
     def __init__(self, max_facts: int = FACTS_MAX) -> None:
         self.max_facts = max_facts
@@ -77,9 +78,9 @@ class RecallCache:
         self._pinned: list[Memory] | None = None
 
     def check(self, version: str) -> None:
-        """Drop everything when the index changed since (`Store.version()`: bumped by every write)."""
+        """Drop the index-wide lists when the index changed since (`Store.version()`: bumped by every write).
+        The facts stay: each is checked against the memory object it is asked for."""
         if version != self._version:
-            self._facts.clear()
             self._pinned = None
             self._version = version
 

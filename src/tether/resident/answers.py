@@ -65,6 +65,7 @@ class Answers:
         self._watching = False
         self._opened = False  # whether the workspace was ever opened (idle opens it in a fresh process)
         self._prepared: str | None = None  # the index version `_prepare` last made searches ready for
+        self._preparing: str | None = None  # the index version `_prepare` is making searches ready for
         self._passes: DuePasses | None = None  # the due lifecycle passes, after a watch pass
         # A command's output, captured in these two for every command rather than in new ones: click caches
         # the text stream it writes to in a WeakKeyDictionary whose value is the stream itself, so every
@@ -92,7 +93,7 @@ class Answers:
             self._ws = Workspace.open(self.root, home=self.home, light=True, warm=True)
             self._ws.passes_between_requests = True  # `idle` runs them
             self._stamp = self._files_stamp()
-            self._opened, self._prepared = True, None
+            self._opened, self._prepared, self._preparing = True, None, None
         else:
             self._ws.sync()
         self._ws.cwd = cwd.resolve()
@@ -127,7 +128,8 @@ class Answers:
                 return  # reset after a failed request or a rebuilt index: the next request opens it
             self._opened = True  # tried once: a project that fails to open fails its requests instead
             self.workspace(self.root)
-        self._prepare()
+        if not self._prepare():
+            return  # a slice of it ran: the rest of the quiet moment's work waits for the next one
         if self._passes is not None:
             passes, self._passes = self._passes, None  # dropped if a slice fails: tried after the next watch
             if not passes.step(SLICE_SECONDS):
@@ -155,18 +157,36 @@ class Answers:
 
         self._passes = DuePasses(ws)  # from the next quiet moment; done at once when nothing is due
 
-    def _prepare(self) -> None:
+    def _prepare(self) -> bool:
         """What the next search would make first, made now that no request waits: numpy, the active
         memories' rowids and the vectors (by column, for a sparse embedder), which a write drops (at 10k
-        memories 15-20 ms after each write, 0.3 s for the first of a process with numpy's import)."""
+        memories 15-20 ms after each write, 0.3 s for the first of a process with numpy's import); then, a
+        slice at each quiet moment, every active memory and the common words' postings (the warm store's
+        `prepare`: at 10k memories ~0.4 s after a write that changed any memory's words)."""
         assert self._ws is not None
-        version = self._ws.store.version()
+        store = self._ws.store
+        version = store.version()
         if version == self._prepared:
-            return
-        self._prepared = version  # once per version, whatever happens: an idle moment is no place to retry
-        self._ws.store.text(["tether"], 1)
-        if self._ws.semantic_available:
-            self._ws.store.nearest(self._ws.embedder.id, self._ws.embedder.embed(["tether"])[0], 1)
+            return True
+        prepare = getattr(store, "prepare", None)  # SQLite's store only
+        if self._preparing != version:
+            self._preparing = version
+            try:
+                store.text(["tether"], 1)
+                if self._ws.semantic_available:
+                    store.nearest(self._ws.embedder.id, self._ws.embedder.embed(["tether"])[0], 1)
+            except BaseException:
+                self._prepared = version  # once per version: an idle moment is no place to retry
+                raise
+            return False
+        try:
+            if prepare is not None and not prepare(SLICE_SECONDS):
+                return False  # goes on at the next quiet moment
+        except BaseException:
+            self._prepared = version
+            raise
+        self._prepared = version
+        return True
 
     def _ours(self, cwd: Path) -> bool:
         found = find_project_root(cwd)

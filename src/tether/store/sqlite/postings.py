@@ -11,7 +11,10 @@ the SQL, ties and all.
 
 What it buys: the work of a query is its terms' postings, and the long postings belong to common terms,
 which recur from one prompt to the next (the touched files' words, the code's identifiers, the project's
-vocabulary); a rare term's are short to fetch. Everything is dropped when the index's write version moves.
+vocabulary); a rare term's are short to fetch. A share depends on the whole index's statistics (how many
+rows, how long on average, how many hold the term), so the postings are dropped when a write changed what
+the full-text indexes hold; the writes that did not (a pin, an archive, a moved anchor, vectors: the change
+log says so, `tether.store.sqlite.changes`) keep them, with the active memories read anew.
 
     >>> postings = TermPostings(conn)  # doctest: +SKIP
     >>> postings.ranked(Table.WORDS, ["upload", "retry"], 50, version="ab:12")  # doctest: +SKIP
@@ -24,6 +27,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from tether.store.sqlite import changes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,14 +109,34 @@ class TermPostings:
         at = np.searchsorted(self._rowids, best).tolist()
         return [(ids[i], score) for i, score in zip(at, total[best].tolist(), strict=True)]
 
+    def prefetch(self, table: Table, words: Sequence[str], *, version: str, until: float) -> bool:
+        """Fetch the postings of `words` not held yet, in order, at least one, until `time.monotonic()`
+        passes `until` (then False: call again) or half the bound is held (queries keep the rest)."""
+        import time
+
+        self._check(version)
+        fetched = False
+        for word in words:
+            if self._held > self.max_postings // 2:
+                break
+            if (table.name, word) in self._terms:
+                continue
+            if fetched and time.monotonic() > until:
+                return False
+            self._postings(table, word)
+            fetched = True
+        return True
+
     def _check(self, version: str) -> None:
-        """Drop everything when the index changed since it was read (every write bumps `version`)."""
+        """Read the active memories anew when the index changed since (every write bumps `version`), and
+        drop the postings unless the change log proves the full-text indexes' content the same."""
         if version == self._version:
             return
         import numpy as np
 
-        self._terms.clear()
-        self._held = 0
+        if self._version is None or not _same_text(self.conn, self._version, version):
+            self._terms.clear()
+            self._held = 0
         rows = self.conn.execute(
             "SELECT rowid, id FROM memories WHERE status = 'active' ORDER BY rowid"
         ).fetchall()
@@ -141,6 +166,13 @@ class TermPostings:
                 self._held -= len(self._terms.pop(oldest)[0])
         self._terms[key] = found  # most recently used last
         return found
+
+
+def _same_text(conn: sqlite3.Connection, before: str, after: str) -> bool:
+    """Whether every write between two versions of the index left the full-text indexes' content as it was."""
+    (old_id, old), (new_id, new) = changes.counter_of(before), changes.counter_of(after)
+    found = changes.changed_since(conn, old, new) if old_id == new_id else None
+    return found is not None and not found.text
 
 
 def _top(keys: np.ndarray, limit: int) -> np.ndarray:

@@ -177,6 +177,13 @@ def _migrate_link_keys(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, key) for rowid, key in keys if key])
 
 
+def _migrate_changes(conn: sqlite3.Connection) -> None:
+    # Which memory each bump of the write counter changed (`tether.store.sqlite.changes`): a warm store's
+    # caches outlive the writes that did not touch what they hold. Starts empty: a reader older than the
+    # log finds a gap and reads everything anew.
+    conn.execute("CREATE TABLE changes (version INTEGER PRIMARY KEY, memory_id TEXT, text INTEGER NOT NULL)")
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -186,6 +193,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0005_anchors", _migrate_anchors),
     ("0006_labels", _migrate_labels),
     ("0007_link_keys", _migrate_link_keys),
+    ("0008_changes", _migrate_changes),
 )
 
 

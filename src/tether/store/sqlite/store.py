@@ -20,10 +20,12 @@ from tether.model.memory import Memory
 from tether.model.timestamps import iso
 from tether.model.wikilinks import link_key
 from tether.store.base import Event, NoteRef, Query, Telemetry, TextHit
-from tether.store.sqlite import vectors
+from tether.store.sqlite import changes, vectors
 from tether.store.sqlite.errors import translate, translating
+from tether.store.sqlite.memo import PRELOAD_MAX, Memo
 from tether.store.sqlite.owners import PathOwners, read_owners
 from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
+from tether.store.sqlite.prefetch import Prefetch
 from tether.store.sqlite.repomap import RepoMapTables
 from tether.store.sqlite.rows import COLUMNS, chunks, dt, memory_of, where
 from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
@@ -45,14 +47,14 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise translate(exc) from exc
         self._depth = 0
-        # Memories read by id, kept while the memories version in `meta` stands still: a warm process (the
-        # MCP server, a benchmark) recalling again reads only what changed. Memory objects are frozen.
-        self._memo: dict[str, Memory] = {}
-        self._memo_version: str | None = None
+        # Memories read by id, kept across the writes that did not change them (`memo`); a warm store reads
+        # every active one at once, the first time.
+        self._memo = Memo(self.conn, preload=PRELOAD_MAX if warm else 0)
         self._nearest_calls = 0
         self._vectors: vectors.Loaded | None = None
         self._postings = TermPostings(self.conn) if warm else None
         self._owners = PathOwners(self.conn) if warm else None
+        self._prefetch = Prefetch()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -83,12 +85,15 @@ class SQLiteStore:
 
     # -- memories ---------------------------------------------------------------------------------
 
-    def _bump_vectors(self) -> None:
-        """Every write may change the set of active vectors: invalidate the vector cache."""
+    def _bump_vectors(self, memory_id: str | None, *, text: bool = True) -> None:
+        """Every write may change the set of active vectors: invalidate the vector cache, and log which
+        memory it changed (`changes.EVERY`: all of them; None: none) and whether the full-text indexes'
+        content changed (`text`)."""
         self.conn.execute(
             "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
             (_VECTORS_VERSION,),
         )
+        changes.log(self.conn, memory_id, _VECTORS_VERSION, text=text)
 
     def put(
         self,
@@ -97,8 +102,14 @@ class SQLiteStore:
         vector: Sequence[float] | None = None,
         embedder: str | None = None,
     ) -> None:
+        files_text = " ".join(p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files)
+        # Tags and aliases weigh as the summary does: they are what the note is called and filed under.
+        words = (
+            f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip(),
+            memory.details,
+            files_text,
+        )
         with self.transaction():
-            self._bump_vectors()
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()
             values = (
                 memory.id,
@@ -132,6 +143,9 @@ class SQLiteStore:
                 ).fetchall():
                     self.remove(stale)
                 self.conn.execute("DELETE FROM note_problems WHERE path = ?", (note.path,))
+            # Whether the full-text indexes hold this memory's words as they are (a pin, an archive): then
+            # they are left alone, and the change log says so (kept postings stay exact).
+            same_text = False
             if row is None:
                 cursor = self.conn.execute(
                     "INSERT INTO memories (id, summary, details, category, scope, files, priority, pinned, origin,"
@@ -151,27 +165,21 @@ class SQLiteStore:
                 )
                 self.conn.execute("DELETE FROM file_refs WHERE memory_rowid = ?", (rowid,))
                 self.conn.execute("DELETE FROM links WHERE memory_rowid = ?", (rowid,))
-                self.conn.execute("DELETE FROM fts_words WHERE rowid = ?", (rowid,))
-                self.conn.execute("DELETE FROM fts_trigram WHERE rowid = ?", (rowid,))
+                same_text = self._indexed_text(rowid) == (*words, memory.text)
+                if not same_text:
+                    self.conn.execute("DELETE FROM fts_words WHERE rowid = ?", (rowid,))
+                    self.conn.execute("DELETE FROM fts_trigram WHERE rowid = ?", (rowid,))
             self.conn.executemany(
                 "INSERT OR IGNORE INTO file_refs VALUES (?, ?, ?)",
                 [(rowid, path, int(path.endswith("/"))) for path in memory.files],
             )
             self.conn.executemany("INSERT INTO links VALUES (?, ?)", [(rowid, k) for k in memory.link_keys])
-            files_text = " ".join(
-                p.replace("/", " ").replace(".", " ").replace("_", " ") for p in memory.files
-            )
-            self.conn.execute(
-                "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
-                # Tags and aliases weigh as the summary does: they are what the note is called and filed under.
-                (
-                    rowid,
-                    f"{memory.summary} {keywords(memory.tags, memory.aliases)}".strip(),
-                    memory.details,
-                    files_text,
-                ),
-            )
-            self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
+            if not same_text:
+                self.conn.execute(
+                    "INSERT INTO fts_words (rowid, summary, details, files) VALUES (?, ?, ?, ?)",
+                    (rowid, *words),
+                )
+                self.conn.execute("INSERT INTO fts_trigram (rowid, text) VALUES (?, ?)", (rowid, memory.text))
             if vector is not None and embedder is not None:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
@@ -179,10 +187,19 @@ class SQLiteStore:
                 )
             elif row is not None:
                 self.conn.execute("DELETE FROM embeddings WHERE memory_rowid = ?", (rowid,))
+            self._bump_vectors(memory.id, text=not same_text)
+
+    def _indexed_text(self, rowid: int) -> tuple[str, ...] | None:
+        """What the two full-text indexes hold for a row: the word index's three columns, the trigram's text."""
+        words = self.conn.execute(
+            "SELECT summary, details, files FROM fts_words WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        grams = self.conn.execute("SELECT text FROM fts_trigram WHERE rowid = ?", (rowid,)).fetchone()
+        return (*words, *grams) if words and grams else None
 
     def remove(self, memory_id: str) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(memory_id)
             row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 return
@@ -205,19 +222,13 @@ class SQLiteStore:
 
     def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The memories with these ids, whatever their status; unknown ids are left out."""
-        version = self.get_meta(_VECTORS_VERSION)
-        if version != self._memo_version or len(self._memo) > _MEMO_MAX:
-            self._memo.clear()
-            self._memo_version = version
-        wanted = list(dict.fromkeys(ids))
-        missing = [mid for mid in wanted if mid not in self._memo]
-        for chunk in chunks(missing):
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM memories WHERE id IN ({marks})", chunk
-            ):
-                self._memo[row[0]] = memory_of(row)
-        return {mid: self._memo[mid] for mid in wanted if mid in self._memo}
+        meta = dict(
+            self.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (_INDEX_ID, _VECTORS_VERSION)
+            )
+        )
+        self._memo.check(str(meta.get(_INDEX_ID, "-")), int(meta.get(_VECTORS_VERSION, 0)))
+        return self._memo.read(ids)
 
     def count(self, query: Query) -> int:
         clause, params = where(query)
@@ -273,7 +284,7 @@ class SQLiteStore:
         Session memories live only here (they have no note): they keep their rows, search entries and
         vectors."""
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(changes.EVERY)
             derived = "SELECT rowid FROM memories WHERE scope != 'session'"
             for table in ("fts_words", "fts_trigram"):
                 self.conn.execute(f"DELETE FROM {table} WHERE rowid IN ({derived})")
@@ -339,6 +350,15 @@ class SQLiteStore:
                 hits.setdefault(mid, [0.0, 0.0])[1] = score
         return [TextHit(mid, s[0], s[1]) for mid, s in hits.items()]
 
+    def prepare(self, seconds: float) -> bool:
+        """Make now, in a long-lived process's quiet moment of about `seconds`, what a warm store's next
+        searches would make first (`tether.store.sqlite.prefetch`); True when nothing is left to make for
+        this version of the index. A store that is not warm has nothing to make."""
+        if self._postings is None:
+            return True
+        assert self._owners is not None
+        return self._prefetch.step(self, self._postings, self._owners, seconds)
+
     def version(self) -> str:
         """The database's id and its write counter (bumped in the same transaction as every write)."""
         return f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
@@ -383,7 +403,7 @@ class SQLiteStore:
 
     def put_vectors(self, embedder: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(None, text=False)
             for mid, vector in items:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO embeddings SELECT rowid, ?, ?, ? FROM memories WHERE id = ?",
@@ -392,7 +412,7 @@ class SQLiteStore:
 
     def drop_vectors(self, keep: str | None = None) -> None:
         with self.transaction():
-            self._bump_vectors()
+            self._bump_vectors(None, text=False)
             self.conn.execute("DELETE FROM embeddings WHERE embedder != ?", (keep or "",))
 
     def owners(self, paths: Sequence[str]) -> dict[str, list[str]]:
@@ -488,10 +508,8 @@ class SQLiteStore:
 
 
 # Bumped in the same transaction as every write to a memory (the name is older than its second use): it
-# versions the vector cache file and the in-process memo of memories.
+# versions the vector cache file and the caches of a warm store, and keys the change log.
 _VECTORS_VERSION = "vectors.version"
 # A random id made with the database (migration 0004): caches beside the index name the database they
 # were made from, since a rebuilt index starts its version counter over.
 _INDEX_ID = "index.id"
-# A memo larger than this is dropped and refilled: bounded memory in a long-lived process.
-_MEMO_MAX = 50_000
