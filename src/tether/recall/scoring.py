@@ -186,8 +186,10 @@ PLACE_TEXT_MAX = 0.20
 # words). Distance as for the edit's place (`anchor_distance`, `ANCHOR_SCALE`), up to `RECENT_MAX`. Dev
 # window (prompt+files, Recall@3 all / 25+, from 0.585 / 0.461, measured on the lines at each task's
 # parent): 0.05 0.599 / 0.496, 0.08 0.602 / 0.509, 0.10 0.600 / 0.509, 0.15 0.597 / 0.496; scale 3 / 6 / 12
-# alike; the last 1 / 2 / 3 / 5 / 8 commits 0.590 / 0.590 / 0.600 / 0.600 / 0.591; a symmetric distance
-# 0.597. It orders a file's memories, it is not evidence of its own.
+# alike; the last 2 / 3 / 5 commits 0.590 / 0.600 / 0.600 (1 / 3 / 5 / 8 with a first distance rule: 0.593 /
+# 0.604 / 0.605 / 0.590); a symmetric distance 0.597 (offline, over a dump of the candidates). In the product, with the gotcha harness at each task's
+# parent: dev 0.578 -> 0.588 (25+ 0.442 -> 0.477); held out once, 0.505 -> 0.535 (25+ 0.407 -> 0.394).
+# It orders a file's memories, it is not evidence of its own.
 RECENT_COMMITS = 3
 RECENT_HORIZON = 1000
 RECENT_MAX = 0.10
