@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
-from tether.anchors.resolve import FileView
+from tether.anchors.resolve import FileView, Resolution
 from tether.model.memory import Memory
 from tether.recall import scoring
 from tether.recall.channels import Pool, competition_ranks
@@ -56,15 +56,11 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
         file = view(path)
         for mid in owners.get(path, []):
             memory = memories.get(mid)
-            for anchor in memory.anchors if memory is not None else ():
-                if anchor.path != path:
-                    continue
-                now = file.resolved(anchor).anchor
-                if now.lost or now.lines is None:
-                    continue  # the code is gone: the memory is about its file only
-                within = file.symbol(now.within, now.lines[0]) if now.within else None
+            for where, span in placed(file, memory) if memory is not None else ():
+                now = where.anchor
+                within = file.symbol(now.within, span[0]) if now.within else None
                 for edit in edits:
-                    distance, side = gap(now.lines, edit)
+                    distance, side = gap(span, edit)
                     far = scoring.anchor_distance(distance, side, bool(now.symbol))
                     # Distance is a magnitude over the whole file, with no cut-off: a memory 60 lines away
                     # is likelier about this edit than one 600 lines away (`scoring.ANCHOR_NEAR`).
@@ -114,7 +110,7 @@ def anchor_channel(store: Store, places: list[Location], view: Callable[[str], F
 
 def place_channel(
     memories: Mapping[str, Memory],
-    touched: list[str],
+    owners: Mapping[str, list[str]],
     words: set[str],
     view: Callable[[str], FileView],
     pool: Pool,
@@ -125,24 +121,19 @@ def place_channel(
     `retry_upload`, whatever the warning's own words. idf among
     those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
     not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
-    files' own)."""
-    owners = anchored(memories, touched)
+    files' own); `owners`: those with anchors by touched file (`anchored`)."""
     around: dict[str, set[str]] = {}
-    for path in touched:
-        file = view(path) if owners.get(path) else None
+    for path in owners:
+        file = view(path) if owners[path] else None
         if file is None or not file.exists:
             continue
         at = _lines_holding(file.lines, words)
         if not at:
             continue
         for mid in owners[path]:
-            for anchor in memories[mid].anchors:
-                if anchor.path != path:
-                    continue
-                now = file.resolved(anchor).anchor
-                if now.lost or now.lines is None:
-                    continue
-                first, last = now.lines[0] - scoring.PLACE_LINES, now.lines[1] + scoring.PLACE_LINES
+            for where, span in placed(file, memories[mid]):
+                now = where.anchor
+                first, last = span[0] - scoring.PLACE_LINES, span[1] + scoring.PLACE_LINES
                 found = {
                     w
                     for w, lines in at.items()
@@ -166,8 +157,18 @@ def place_channel(
             pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
 
 
+def placed(file: FileView, memory: Memory) -> Iterator[tuple[Resolution, tuple[int, int]]]:
+    """Where `memory`'s anchors on `file` are now, and their lines: those still found there (an anchor whose
+    code is gone leaves the memory about its file only)."""
+    for anchor in memory.anchors:
+        if anchor.path == file.path:
+            found = file.resolved(anchor)
+            if not found.anchor.lost and found.anchor.lines is not None:
+                yield found, found.anchor.lines
+
+
 def anchored(memories: Mapping[str, Memory], touched: list[str]) -> dict[str, list[str]]:
-    """The active candidates with anchors, by touched file they are on."""
+    """The active candidates with anchors, by touched file they are on (in `touched`'s order)."""
     owners: dict[str, list[str]] = {path: [] for path in touched}
     for mid, memory in memories.items():
         if memory.status == "active" and memory.anchors:
@@ -179,7 +180,7 @@ def anchored(memories: Mapping[str, Memory], touched: list[str]) -> dict[str, li
 
 def recent_channel(
     memories: Mapping[str, Memory],
-    touched: list[str],
+    owners: Mapping[str, list[str]],
     recent: Callable[[list[str]], Mapping[str, list[tuple[int, int]]]],
     view: Callable[[str], FileView],
     pool: Pool,
@@ -187,9 +188,9 @@ def recent_channel(
     """The touched files' memories by how near their anchors are to the lines the file's last commits changed
     and to its uncommitted changes (`recent`: those lines per path, `tether.repo.recent`), as the edit's place
     is measured (`scoring.anchor_distance`), up to `scoring.RECENT_MAX`: where work on the file went lately
-    is where the next change often lands. It orders a file's memories, it is not evidence of its own."""
-    owners = anchored(memories, touched)
-    paths = [path for path in touched if owners.get(path)][: scoring.RECENT_FILES]
+    is where the next change often lands. It orders a file's memories, it is not evidence of its own.
+    `owners`: the candidates with anchors by touched file (`anchored`)."""
+    paths = [path for path, mids in owners.items() if mids][: scoring.RECENT_FILES]
     if not paths:
         return
     lines = recent(paths)
@@ -201,18 +202,15 @@ def recent_channel(
         starts = [run[0] for run in runs]
         for mid in owners[path]:
             best = 0.0
-            for anchor in memories[mid].anchors:
-                if anchor.path != path:
-                    continue
-                found = file.resolved(anchor)
-                now = found.anchor
-                if now.lost or now.lines is None or found.how == "widened":
-                    continue  # gone, or only the definition it was in is left: no line to measure from
+            for where, span in placed(file, memories[mid]):
+                if where.how == "widened":
+                    continue  # only the definition it was in is left: no line to measure from
+                now = where.anchor
                 # The runs are git's hunks, in order and apart: the last starting at or above the anchor's
                 # end and the next one are the nearest on either side.
-                i = bisect.bisect_right(starts, now.lines[1])
+                i = bisect.bisect_right(starts, span[1])
                 for run in runs[max(i - 1, 0) : i + 1]:
-                    distance, side = gap(now.lines, run)
+                    distance, side = gap(span, run)
                     far = scoring.anchor_distance(distance, side, bool(now.symbol))
                     best = max(best, scoring.recent_closeness(far))
             c = pool.candidate(mid) if best > 0 else None

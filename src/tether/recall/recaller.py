@@ -248,12 +248,12 @@ class Recaller:
         if not pool:
             return []
         memories = self.store.memories(pool)
-        if "anchor" in channels and touched and words and scoring.PLACE_TEXT_MAX and self.root is not None:
-            places_ch.place_channel(memories, touched, set(words), lambda path: self._view(path, views), pool)
-        if "anchor" in channels and touched and scoring.RECENT_MAX and self.root is not None and self.repo:
-            places_ch.recent_channel(
-                memories, touched, self._recent, lambda path: self._view(path, views), pool
-            )
+        if "anchor" in channels and touched and self.root is not None:
+            owners, file = places_ch.anchored(memories, touched), lambda path: self._view(path, views)
+            if words and scoring.PLACE_TEXT_MAX:
+                places_ch.place_channel(memories, owners, set(words), file, pool)
+            if scoring.RECENT_MAX and self.repo:
+                places_ch.recent_channel(memories, owners, self._recent, file, pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
         facts, covers, adjust = self.cache.facts, self._covers, self._adjust
