@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.fs import file_lock, make_private_dir, write_atomic
+from tether.fs import WorkerLock, file_lock, make_private_dir, write_atomic
 
 
 def test_write_atomic_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -171,3 +171,22 @@ def test_make_private_dir_creates_or_tightens_only_this_users_real_directory(tmp
     link.symlink_to(target)
     make_private_dir(link)  # a symlink is not tightened through: the caller's check refuses it
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
+
+
+def test_a_worker_lock_sits_beside_its_file_and_says_when_another_holds_it(tmp_path: Path) -> None:
+    index = tmp_path / "index.db"
+    worker = WorkerLock(index, "repomap")
+    assert (worker.path.name, worker.stamp.name) == ("index.db.repomap-lock", "index.db.repomap-starting")
+    assert not worker.busy()
+    with worker.held(wait=False) as held:
+        assert held
+        script = (
+            "import sys\nfrom pathlib import Path\nfrom tether.fs import WorkerLock\n"
+            "w = WorkerLock(Path(sys.argv[1]), 'repomap')\n"
+            "with w.held(wait=False) as held:\n    print(held, w.busy())\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(index)], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.split() == ["False", "True"]  # another process: not its to hold, and busy
+    assert not worker.busy()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 
@@ -145,6 +145,25 @@ def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
         lock = _flock
     with lock(path, wait) as held:
         yield held
+
+
+class WorkerLock:
+    """The lock a detached worker holds while it works, beside a file (the index: `index.db.NAME-lock`, which
+    `.tether/.gitignore`'s `index.db*` covers in every existing project), and the stamp its starter leaves
+    (`index.db.NAME-starting`) so that starters racing in the second before it takes the lock start one."""
+
+    def __init__(self, beside: Path, name: str) -> None:
+        self.path = beside.with_name(f"{beside.name}.{name}-lock")
+        self.stamp = beside.with_name(f"{beside.name}.{name}-starting")
+
+    def held(self, *, wait: bool) -> AbstractContextManager[bool]:
+        """`file_lock` on the lock: True while held, False at once when another has it, unless `wait`."""
+        return file_lock(self.path, wait=wait)
+
+    def busy(self) -> bool:
+        """Whether a worker holds the lock now."""
+        with file_lock(self.path, wait=False) as free:
+            return not free
 
 
 @contextmanager

@@ -20,11 +20,9 @@ ones are seen at once (`tether.notes.stamps`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 
-from tether.fs import file_lock
+from tether.fs import WorkerLock
 from tether.memories import Memories
 from tether.store.base import Query
 
@@ -43,13 +41,8 @@ SCAN_EVERY = 60.0
 START_GRACE_SECONDS = 30.0
 
 
-def _lock_path(ws: Memories) -> Path:
-    # Beside the index, so `.tether/.gitignore`'s `index.db*` covers it in every existing project.
-    return ws.paths.index.with_name(ws.paths.index.name + ".housekeeping-lock")
-
-
-def _stamp_path(ws: Memories) -> Path:
-    return ws.paths.index.with_name(ws.paths.index.name + ".housekeeping-starting")
+def _worker(ws: Memories) -> WorkerLock:
+    return WorkerLock(ws.paths.index, "housekeeping")
 
 
 def large(ws: Memories, most: int) -> bool:
@@ -57,17 +50,14 @@ def large(ws: Memories, most: int) -> bool:
     return ws.store.count(Query(status=None)) > most
 
 
-@contextmanager
-def background_lock(ws: Memories, *, wait: bool) -> Iterator[bool]:
+def background_lock(ws: Memories, *, wait: bool) -> AbstractContextManager[bool]:
     """Held by the background process while it works (False at once when another has it, unless `wait`)."""
-    with file_lock(_lock_path(ws), wait=wait) as held:
-        yield held
+    return _worker(ws).held(wait=wait)
 
 
 def running(ws: Memories) -> bool:
     """Whether a background housekeeping process holds its lock now."""
-    with file_lock(_lock_path(ws), wait=False) as free:
-        return not free
+    return _worker(ws).busy()
 
 
 def start(ws: Memories, why: list[str]) -> bool:
@@ -80,7 +70,7 @@ def start(ws: Memories, why: list[str]) -> bool:
 
         argv = [sys.executable, "-m", "tether", "maintain", "--background"]
         log = ws.paths.logs / "housekeeping.log"
-        busy, stamp = lambda: running(ws), _stamp_path(ws)
+        busy, stamp = lambda: running(ws), _worker(ws).stamp
         if not start_once(argv, log, cwd=ws.root, busy=busy, stamp=stamp, grace=START_GRACE_SECONDS):
             return False
         ws.log(f"housekeeping: left to the background ({', '.join(why)})")

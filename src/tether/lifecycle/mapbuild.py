@@ -13,11 +13,9 @@ command starts one that continues from that save.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 
-from tether.fs import file_lock
+from tether.fs import WorkerLock
 from tether.memories import Memories
 
 # Commits a hook reads in process: a `git log` and the counting of 200 commits take tens of milliseconds;
@@ -27,27 +25,19 @@ HOOK_MAX_COMMITS = 200
 START_GRACE_SECONDS = 30.0
 
 
-def _lock_path(ws: Memories) -> Path:
-    # Beside the index, so `.tether/.gitignore`'s `index.db*` covers it in every existing project.
-    return ws.paths.index.with_name(ws.paths.index.name + ".repomap-lock")
+def _worker(ws: Memories) -> WorkerLock:
+    return WorkerLock(ws.paths.index, "repomap")
 
 
-def _stamp_path(ws: Memories) -> Path:
-    return ws.paths.index.with_name(ws.paths.index.name + ".repomap-starting")
-
-
-@contextmanager
-def build_lock(ws: Memories, *, wait: bool) -> Iterator[bool]:
+def build_lock(ws: Memories, *, wait: bool) -> AbstractContextManager[bool]:
     """Hold the checkout's build lock (True), or yield False at once when another builder has it and
     `wait` is off."""
-    with file_lock(_lock_path(ws), wait=wait) as held:
-        yield held
+    return _worker(ws).held(wait=wait)
 
 
 def building(ws: Memories) -> bool:
     """Whether a builder holds the lock now."""
-    with file_lock(_lock_path(ws), wait=False) as free:
-        return not free
+    return _worker(ws).busy()
 
 
 def start_build(ws: Memories) -> bool:
@@ -60,7 +50,7 @@ def start_build(ws: Memories) -> bool:
 
         argv = [sys.executable, "-m", "tether", "repomap", "--if-idle"]
         log = ws.paths.logs / "repomap.log"
-        busy, stamp = lambda: building(ws), _stamp_path(ws)
+        busy, stamp = lambda: building(ws), _worker(ws).stamp
         if not start_once(argv, log, cwd=ws.root, busy=busy, stamp=stamp, grace=START_GRACE_SECONDS):
             return False
         ws.log("repo map: started a build in the background")
