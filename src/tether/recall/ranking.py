@@ -93,13 +93,15 @@ class Ranking(Collection[Candidate]):
         self._seen: set[str] = set()
         self._scored: list[tuple[tuple[bool, float, bool, str], Candidate]] = []
         self._waiting: list[tuple[float, int, Candidate]] = []
+        self.bounds: dict[str, float] = {}  # each candidate's bound, as it stood before any was scored
         for n, c in enumerate(candidates):
             assert c.memory is not None
             if c.memory.pinned:
                 score(c)
                 self._scored.append((order(c), c))
             else:
-                self._waiting.append((-bound(c), n, c))
+                self.bounds[c.memory_id] = ceiling = bound(c)
+                self._waiting.append((-ceiling, n, c))
         heapq.heapify(self._scored)
         heapq.heapify(self._waiting)
 
