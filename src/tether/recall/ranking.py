@@ -39,10 +39,7 @@ def bound(c: Candidate, touched: bool, recency: float, feedback: float) -> float
     memory = c.memory
     assert memory is not None
     e, m, rrf = c.evidence, c.magnitude, c.rrf
-    total = sum(rrf.values()) + recency + feedback
-    for value in magnitude_values(m):
-        if value is not None:
-            total += value
+    total: float = sum(rrf.values()) + recency + feedback + sum(filter(None, magnitude_values(m)))
     exact = m.file is not None and bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
     if m.file is not None:
         total -= m.file * (1.0 - scoring.breadth(len(memory.files)))
