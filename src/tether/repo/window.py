@@ -1,0 +1,164 @@
+"""HEAD's last commits and the paths they touched, recorded with the repo map for the recent-change channel
+(DESIGN §4.2): recall then finds a touched file's last commits in the index, with no `git rev-list` or
+`git log` process (`tether.repo.recent`).
+
+The window is what the channel asks git for: the non-merge commits of `HEAD ^B` (B the commit `horizon`
+commits below HEAD in `git rev-list` order; all of HEAD's when the history is shorter), in `git log`'s
+order, with each commit's paths as `--name-only --no-renames --relative` lists them (a rename: both paths).
+A refresh records it for the HEAD it read up to, from what it streamed when that suffices, else with one
+`git log` of its own:
+
+- When HEAD's last `horizon` commits are one chain (each has one parent, the next; the last may be the
+  root), HEAD ^B is exactly that chain, in that order: the refresh's stream gives it, as it reads history
+  (a first build), or on top of the window recorded for the HEAD it read from, which was such a chain too
+  (a pull or commits on top: the new ones go above, the oldest drop out).
+- Otherwise (merges within the window, a read continued from a save): `read_window`, one bounded log.
+
+    recorder = WindowRecorder(1000)
+    for commit in stream: recorder.add(commit)
+    write = plan_window(root, tables.state(), head, recorder)
+    write.apply(tables)            # inside the refresh's transaction
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.errors import TetherError
+from tether.repo.git import TETHER_DIR, Commit, git
+from tether.store.base import RecentCommit, RepoMapStore
+
+# HEAD's commits the window spans: `scoring.RECENT_HORIZON` (a recall asking for another horizon asks git).
+WINDOW_HORIZON = 1000
+
+
+def window_key(head: str, horizon: int) -> str:
+    """What names a recorded window: the HEAD it is of and its horizon."""
+    return f"{head}:{horizon}"
+
+
+def recordable(path: str) -> bool:
+    """Whether the window can answer for `path` (the repo map's stream leaves tether's own files out)."""
+    return not path.startswith(TETHER_DIR)
+
+
+class WindowRecorder:
+    """The newest `horizon` commits of a stream read oldest first (merges included): a deque of the
+    stream's own tuples, so a first build pays an append per commit."""
+
+    def __init__(self, horizon: int = WINDOW_HORIZON) -> None:
+        self.horizon = horizon
+        self._last: deque[Commit] = deque(maxlen=horizon)
+
+    def add(self, commit: Commit) -> None:
+        self._last.append(commit)
+
+    def reset(self) -> None:
+        """The stream starts again (a restart without rename detection): forget what it gave."""
+        self._last.clear()
+
+    def chain(self, head: str, below: str | None) -> tuple[list[RecentCommit], bool] | None:
+        """(HEAD's window newest first, whether it goes above the window recorded for `below`) when the
+        streamed commits make it by themselves or on top of that one (see the module's docstring)."""
+        last = list(reversed(self._last))
+        if not last or last[0].sha != head:
+            return None
+        for i, commit in enumerate(last):
+            if len(commit.parents) > 1:
+                return None
+            if i + 1 < len(last) and commit.parents != (last[i + 1].sha,):
+                return None
+        commits = [RecentCommit(c.sha, bool(c.parents), _paths(c)) for c in last]
+        oldest = last[-1].parents
+        if len(last) == self.horizon or not oldest:
+            return commits, False  # the whole window, or the whole history
+        if below is not None and oldest == (below,):
+            return commits, True
+        return None
+
+
+def _paths(commit: Commit) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p for ch in commit.changes for p in (ch.path, ch.old) if p is not None))
+
+
+@dataclass(frozen=True)
+class WindowWrite:
+    """The window to record for one HEAD: `commits` newest first, above the recorded ones or instead."""
+
+    key: str
+    commits: list[RecentCommit]
+    add: bool
+    chain: int | None  # the horizon of a window that is one chain of commits (the next may build on it)
+
+    def apply(self, tables: RepoMapStore) -> None:
+        tables.put_recent(self.key, self.commits, keep=self.chain, add=self.add)
+        tables.set_state({"recent_chain": "1" if self.chain is not None else None})
+
+
+def plan_window(
+    root: Path, state: Mapping[str, str], head: str, recorder: WindowRecorder
+) -> WindowWrite | None:
+    """What to record for `head` after a refresh streamed what `recorder` kept (`state`: the map's as the
+    refresh found it). None when the window recorded is `head`'s already, or git could not say."""
+    key = window_key(head, recorder.horizon)
+    recorded = state.get("recent_window")
+    if recorded == key:
+        return None
+    below = None
+    if recorded is not None and state.get("recent_chain") == "1":
+        sha, _, horizon = recorded.partition(":")
+        below = sha if horizon == str(recorder.horizon) else None
+    chained = recorder.chain(head, below)
+    if chained is not None:
+        return WindowWrite(key, chained[0], chained[1], recorder.horizon)
+    commits = read_window(root, head, recorder.horizon)
+    return None if commits is None else WindowWrite(key, commits, False, None)
+
+
+def read_window(root: Path, head: str, horizon: int) -> list[RecentCommit] | None:
+    """The window of `head` from git: one `git rev-list` for its bound, one `git log` over it (newest
+    first, as the channel's own log lists them). None when git cannot say."""
+    try:
+        bound = git(root, "rev-list", "-n", "1", f"--skip={horizon}", head, check=False)
+        if bound.returncode != 0:
+            return None
+        below = bound.stdout.decode().strip()
+        log = git(
+            root,
+            "log",
+            "--no-merges",
+            "-z",
+            "--format=%x01%H %P",
+            "--name-only",
+            "--no-renames",
+            "--relative",  # paths from `root`, as recall asks
+            head,
+            *([f"^{below}"] if below else []),
+            "--",
+            check=False,
+        )
+    except (TetherError, OSError):
+        return None
+    if log.returncode != 0:
+        return None
+    commits: list[RecentCommit] = []
+    paths: list[str] = []
+    sha, parent, first = "", False, False
+    for token in log.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if token.startswith("\x01"):
+            if sha:
+                commits.append(RecentCommit(sha, parent, tuple(paths)))
+            sha, *parents = token[1:].split() or [""]
+            parent, paths, first = bool(parents), [], True
+            continue
+        if first and token.startswith("\n"):
+            token = token[1:]  # the line break between a commit's line and its paths
+        first = False
+        if token and sha:
+            paths.append(token)
+    if sha:
+        commits.append(RecentCommit(sha, parent, tuple(paths)))
+    return commits
