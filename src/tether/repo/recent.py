@@ -114,7 +114,7 @@ def recent_lines(
         return out
     if stored is not None and computed:
         stored.put(computed)
-    return out
+    return {path: out[path] for path in paths if path in out}  # in the order asked, wherever each came from
 
 
 def _keep(root: Path, path: str, commits: int, horizon: int, entry: tuple[str, int, int, Runs]) -> Runs:

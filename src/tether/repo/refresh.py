@@ -159,7 +159,7 @@ class Refresh:
             try:
                 part, read = self._read(plan, head, prefix, sources)
                 self._confirm(plan, head, finished=True)
-                window = plan_window(self.root, state, head, plan.recorder) if in_git and head else None
+                window = plan_window(state, head, plan.recorder) if in_git and head else None
                 if self.progress is not None:
                     self.progress("writing", 0, None)
                 files, specs, import_rows, changed = sources.result()
