@@ -86,19 +86,21 @@ def _paths(commit: Commit) -> tuple[str, ...]:
 class WindowWrite:
     """The window to record for one HEAD: `commits` newest first, above the recorded ones or instead."""
 
-    key: str
+    key: str | None  # None: record none
     commits: list[RecentCommit]
     add: bool
     chain: int | None  # the horizon of a window that is one chain of commits (the next may build on it)
 
     def apply(self, tables: RepoMapStore) -> None:
-        tables.put_recent(self.key, self.commits, keep=self.chain, add=self.add)
-        tables.set_state({"recent_chain": "1" if self.chain is not None else None})
+        tables.put_recent(self.key or "", self.commits, keep=self.chain, add=self.add)
+        chain = "1" if self.chain is not None else None
+        tables.set_state({"recent_window": self.key, "recent_chain": chain})
 
 
 def plan_window(state: Mapping[str, str], head: str, recorder: WindowRecorder) -> WindowWrite | None:
     """What to record for `head` after a refresh streamed what `recorder` kept (`state`: the map's as the
-    refresh found it). None when the window recorded is `head`'s already, or is not one chain."""
+    refresh found it). None when nothing is to be written: the window recorded is `head`'s already, or
+    none is recorded and none can be."""
     key = window_key(head, recorder.horizon)
     recorded = state.get("recent_window")
     if recorded == key:
@@ -108,4 +110,7 @@ def plan_window(state: Mapping[str, str], head: str, recorder: WindowRecorder) -
         sha, _, horizon = recorded.partition(":")
         below = sha if horizon == str(recorder.horizon) else None
     chained = recorder.chain(head, below)
-    return None if chained is None else WindowWrite(key, chained[0], chained[1], recorder.horizon)
+    if chained is None:
+        # Not one chain: no window, and none of an older HEAD's either (what a first build here records).
+        return None if recorded is None else WindowWrite(None, [], False, None)
+    return WindowWrite(key, chained[0], chained[1], recorder.horizon)
