@@ -191,6 +191,9 @@ def hooks(cache: Path, repo: Path, against: Path, runs: int) -> None:
             rows.setdefault(f"UserPromptSubmit after a Read, {label}", []).append((took, floor))
     print(f"\nhook without the resident process: {target} ({lines} lines, 12 memories anchored on it)")
     _table(f"(--against {against})", rows, "python -c pass")
+    mine, theirs = rows.values()
+    paired = statistics.median(a[0] / b[0] for a, b in zip(mine, theirs, strict=True))
+    print(f"this tree / --against, median of the runs' pairs: {paired:.2f}x")
 
 
 def main() -> None:
