@@ -14,7 +14,7 @@
    beside `python -c pass`.
 
     python benchmarks/bench_recent.py [--commits 5000] [--files 3000] [--runs 9] [--cache DIR]
-        [--hooks --against OTHER/src]
+        [--hooks --against OTHER/src] [--repo CHECKOUT]
 
 Ratios are medians of the per-run ratios to the baseline timed just before.
 """
@@ -143,7 +143,7 @@ def fresh_processes(cache: Path, repo: Path, sets: dict[int, list[str]], runs: i
     _table("the whole fresh process (imports, index open, the call)", whole, "python -c pass")
 
 
-def hooks(cache: Path, repo: Path, against: Path, runs: int) -> None:
+def hooks(cache: Path, repo: Path, against: Path, runs: int, target: str) -> None:
     """The PostToolUse(Read) hook without the resident process, this tree's against `against`'s."""
     here = Path(__file__).resolve().parents[1] / "src"
     work = cache / "hook-project"
@@ -154,7 +154,6 @@ def hooks(cache: Path, repo: Path, against: Path, runs: int) -> None:
     home.mkdir()
     env = {**os.environ, "TETHER_HOME": str(home), "TETHER_RESIDENT": "0"}
     tether = [sys.executable, "-m", "tether"]
-    target = "pkg001/" + sorted(p.name for p in (root / "pkg001").iterdir() if p.suffix == ".py")[0]
     lines = len((root / target).read_text(encoding="utf-8").splitlines())
     subprocess.run([*tether, "init"], cwd=root, env=env, check=True, capture_output=True)
     for n in range(12):
@@ -204,12 +203,18 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "tether-bench-recent")
     parser.add_argument("--hooks", action="store_true", help="also time the hook (needs --against)")
     parser.add_argument("--against", type=Path, help="another checkout's src for the hook's comparison")
+    parser.add_argument("--repo", type=Path, help="a checkout to measure on instead of a generated history")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    repo = bigrepo.cached(args.cache, args.commits, args.files)
+    repo = args.repo.resolve() if args.repo else bigrepo.cached(args.cache, args.commits, args.files)
+    if args.repo:
+        counted = subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True
+        )
+        args.commits = int(counted.stdout.strip())
     tracked = subprocess.run(
         ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.split()
+    ).stdout.splitlines()
     rng = random.Random(0)
     sets = {n: rng.sample(tracked, n) for n in (1, 3, 8)}
     print(
@@ -226,7 +231,7 @@ def main() -> None:
     if args.hooks:
         if args.against is None:
             parser.error("--hooks needs --against OTHER/src")
-        hooks(args.cache, repo, args.against.resolve(), args.runs)
+        hooks(args.cache, repo, args.against.resolve(), args.runs, sets[1][0])
 
 
 if __name__ == "__main__":
