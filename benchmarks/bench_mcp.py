@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -92,6 +92,20 @@ def make_project(base: Path, memories: int) -> tuple[Path, Path]:
     return root, home
 
 
+def answered(stdout: IO[bytes], ident: object) -> dict[str, Any]:
+    """The answer to request `ident`, past any notification or log line a server writes before it."""
+    while True:
+        line = stdout.readline()
+        if not line:
+            raise EOFError(f"the server closed its output before answering request {ident}")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == ident:
+            return message
+
+
 def session(argv: list[str], root: Path, env: dict[str, str], calls: int = 0) -> list[float]:
     """Seconds from spawn to the tools/list answer, then to each of `calls` memory_search answers."""
     started = time.perf_counter()
@@ -106,7 +120,7 @@ def session(argv: list[str], root: Path, env: dict[str, str], calls: int = 0) ->
             server.stdin.write(json.dumps(message).encode() + b"\n")
             server.stdin.flush()
             if "id" in message:
-                server.stdout.readline()
+                answered(server.stdout, message["id"])
                 if message["id"] == 2:
                     marks.append(time.perf_counter() - started)
                 elif int(str(message["id"])) >= 10:
