@@ -1,6 +1,7 @@
 """Benchmark tether's core against baselines measured in the same run, and print the ratios.
 
     .venv/bin/python benchmarks/bench_core.py [--quick] [--sizes 1000,10000,100000] [--adds 300]
+    .venv/bin/python benchmarks/bench_core.py --sizes 10000 --against ../main/src [--rounds 2]
 
 1. add throughput: memories/s through `Workspace.add` (validation, secret scan, lock, duplicate check,
    atomic note write, embed, index) beside writing the same rendered notes with `notes.write_atomic` alone;
@@ -13,9 +14,15 @@
    open it: each term's postings kept between queries) as a ratio to a bare FTS5 MATCH timed beside each
    one, and from a warm store whose quiet moments made ready what it reads ahead (`SQLiteStore.prepare`
    run to the end, as the resident's idle time does: every active memory, every path's owners, the common
-   words' postings; `prep s` is how long that took), each beside its own MATCH; then how each cost grows
-   with the index (the exponent b of cost ~ n^b);
+   words' postings; `prep s` is how long that took), each beside its own MATCH, in wall time and in CPU
+   time (`cpu ms`, `cpu x` per pair, `sum x` over all probes: this process's own work, which the load of
+   a shared machine inflates much less); then how each cost grows with the index (the exponent b of cost
+   ~ n^b);
 4. cold `tether search` and `tether recall` process times beside `python -c "import sqlite3"`.
+
+`--against SRC` measures 2 and 3 only, for this checkout and for another one's `src` (the code before a
+change), each in its own process on the same index, the order alternating over `--rounds`, and prints each
+round's row and the ratios of this side to the other per round.
 
 The indexes are built fast by writing generated memories straight through `SQLiteStore.put` with the
 hashed embedder (vectors computed once for the largest size, in parallel); no notes are written for them.
@@ -40,7 +47,9 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+# `--against SRC` runs another checkout's `src` in child processes (the code before a change, on the same
+# indexes and probes): `TETHER_BENCH_SRC` says which one a process imports.
+sys.path.insert(0, os.environ.get("TETHER_BENCH_SRC") or str(Path(__file__).resolve().parents[1] / "src"))
 
 from tether.embed import HashedEmbedder
 from tether.fs import write_atomic
@@ -206,6 +215,16 @@ def timed_each(func: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
+def timed_cpu(func: Callable[[], object], cpu: list[float]) -> float:
+    """Wall time of one call; its CPU time (`time.process_time()`: this process alone, whatever else runs
+    on the machine) is appended to `cpu`."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    func()
+    wall = time.perf_counter() - start
+    cpu.append(time.process_time() - start_cpu)
+    return wall
+
+
 def make_project(path: Path, home: Path) -> Path:
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
@@ -306,6 +325,8 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
         fts = [timed_each(lambda p=p: bare_fts(p), 1)[0] for p, _ in probes]
         search = [timed_each(lambda p=p: ws.search(p), 1)[0] for p, _ in probes]
         recall, without, warm, warm_fts, ready_warm, ready_fts = [], [], [], [], [], []
+        ready_cpu: list[float] = []
+        fts_cpu: list[float] = []
         for p, f in probes:  # interleaved: the machine's noise lands on all alike
             recall.append(timed_each(lambda p=p, f=f: ws.recaller().recall(p, [f], record=False), 1)[0])
             without.append(
@@ -315,13 +336,18 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
             )
             warm_fts.append(timed_each(lambda p=p: bare_fts(p), 1)[0])
             warm.append(timed_each(lambda p=p, f=f: hot.recaller().recall(p, [f], record=False), 1)[0])
-            ready_fts.append(timed_each(lambda p=p: bare_fts(p), 1)[0])
+            ready_fts.append(timed_cpu(lambda p=p: bare_fts(p), fts_cpu))
             ready_warm.append(
-                timed_each(lambda p=p, f=f: ready.recaller().recall(p, [f], record=False), 1)[0]
+                timed_cpu(lambda p=p, f=f: ready.recaller().recall(p, [f], record=False), ready_cpu)
             )
     conn.close()
     ratio = statistics.median(w / b for w, b in zip(warm, warm_fts, strict=True))
     ready_ratio = statistics.median(w / b for w, b in zip(ready_warm, ready_fts, strict=True))
+    # CPU time: the ready store's recall and its MATCH, per pair (a probe whose MATCH took no measurable
+    # CPU is left out), and in sum.
+    cpu_pairs = [r / b for r, b in zip(ready_cpu, fts_cpu, strict=True) if b > 0]
+    cpu_ratio = statistics.median(cpu_pairs) if cpu_pairs else math.nan
+    cpu_sum = sum(ready_cpu) / sum(fts_cpu) if sum(fts_cpu) else math.nan
     return (
         *pct(fts),
         *pct(search),
@@ -332,6 +358,9 @@ def bench_size(project: Path, home: Path, size: int, runs: int) -> tuple[float, 
         prepared,
         pct(ready_warm)[0],
         ready_ratio,
+        statistics.median(ready_cpu) * 1000,
+        cpu_ratio,
+        cpu_sum,
     )
 
 
@@ -383,13 +412,74 @@ def bench_cold(project: Path, home: Path, runs: int) -> None:
         print(f"{label:<48}{m * 1000:>9.1f}{m / b:>9.1f}")
 
 
+HEADER = (
+    f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
+    f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}{'warm p50':>10}{'x fts':>7}"
+    f"{'prep s':>8}{'ready p50':>11}{'x fts':>7}{'cpu ms':>8}{'cpu x':>7}{'sum x':>7}"
+)
+
+
+def row(size: int, build: float, runs: int, figures: Sequence[float]) -> str:
+    f50, f95, s50, s95, r50, r95, n50, w50, wx, prep, y50, yx, c50, cx, csum = figures
+    return (
+        f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
+        f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}{w50:>10.2f}{wx:>7.1f}"
+        f"{prep:>8.2f}{y50:>11.2f}{yx:>7.2f}{c50:>8.2f}{cx:>7.2f}{csum:>7.2f}"
+    )
+
+
+def against(
+    project: Path, home: Path, size: int, runs: int, sources: dict[str, Path | None], rounds: int
+) -> None:
+    """Each side's `bench_size` on the same index in its own process, in alternate order: the ready store's
+    ratio to its MATCH (wall, then CPU per pair and in sum), and this side's over the other's per round."""
+    figures: dict[str, list[list[float]]] = {side: [] for side in sources}
+    for n in range(rounds):
+        for side in sources if n % 2 == 0 else list(reversed(sources)):
+            env = {**os.environ, "TETHER_HOME": str(home)}
+            if sources[side] is not None:
+                env["TETHER_BENCH_SRC"] = str(sources[side])
+            out = subprocess.run(
+                [sys.executable, __file__, "--probe", str(project), "--size", str(size), "--runs", str(runs)],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            got = [float(x) for x in out.split()[-15:]]
+            figures[side].append(got)
+            print(f"{row(size, 0.0, runs, got)}  {side}, round {n + 1}", flush=True)
+    mine, other = figures["this"], figures["against"]
+    for label, at in (("ready x fts", 11), ("cpu x", 13), ("sum x", 14)):
+        pairs = [a[at] / b[at] for a, b in zip(mine, other, strict=True)]
+        print(
+            f"  {size}: {label} this {', '.join(f'{a[at]:.2f}' for a in mine)}; against "
+            f"{', '.join(f'{b[at]:.2f}' for b in other)}; per round this / against "
+            f"{', '.join(f'{x:.2f}' for x in pairs)}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs (about a minute)")
     parser.add_argument("--sizes", help="comma-separated index sizes (default 1000,10000,100000)")
     parser.add_argument("--adds", type=int, help="memories added for the throughput figure (default 300)")
     parser.add_argument("--keep", type=Path, help="build in this directory and keep it")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout's src (the code before a change): its latency rows, run alternately on the same indexes",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds of --against, the order alternating (default 2)"
+    )
+    parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)  # a child of --against: one bench_size
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probe:
+        print(*bench_size(args.probe, Path(os.environ["TETHER_HOME"]), args.size, args.runs))
+        return
     sizes = [int(s) for s in (args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")).split(",")]
     adds = args.adds or (100 if args.quick else 300)
     cold_runs = 3 if args.quick else 5
@@ -400,7 +490,8 @@ def main() -> None:
     home.mkdir(parents=True, exist_ok=True)
     os.environ["TETHER_HOME"] = str(home)
     try:
-        bench_add(work, home, adds)
+        if not args.against:
+            bench_add(work, home, adds)
 
         items = memory_texts(max(sizes))
         start = time.perf_counter()
@@ -409,11 +500,7 @@ def main() -> None:
             f"\nembedded {len(items)} generated memories with hashed-v2-384 in {time.perf_counter() - start:.1f}s"
         )
         print("\n## search and recall latency (ms; bare FTS5 MATCH over the same index is the baseline)")
-        print(
-            f"{'memories':>9}{'build s':>9}{'runs':>6}{'fts p50':>9}{'fts p95':>9}{'search p50':>12}{'p95':>8}"
-            f"{'x fts':>7}{'recall p50':>12}{'p95':>8}{'x fts':>7}{'code x':>8}{'warm p50':>10}{'x fts':>7}"
-            f"{'prep s':>8}{'ready p50':>11}{'x fts':>7}"
-        )
+        print(HEADER)
         projects: dict[int, Path] = {}
         medians: dict[int, tuple[float, float, float, float]] = {}
         for size in sizes:
@@ -422,14 +509,16 @@ def main() -> None:
             runs = 20 if size >= 100_000 else (50 if size >= 10_000 else 100)
             if args.quick:
                 runs = max(10, runs // 2)
-            f50, f95, s50, s95, r50, r95, n50, w50, wx, prep, y50, yx = bench_size(project, home, size, runs)
-            print(
-                f"{size:>9}{build:>9.1f}{runs:>6}{f50:>9.2f}{f95:>9.2f}{s50:>12.2f}{s95:>8.2f}{s50 / f50:>7.0f}"
-                f"{r50:>12.2f}{r95:>8.2f}{r50 / f50:>7.0f}{r50 / n50:>8.2f}{w50:>10.2f}{wx:>7.1f}"
-                f"{prep:>8.2f}{y50:>11.2f}{yx:>7.1f}"
-            )
+            if args.against:
+                against(project, home, size, runs, {"this": None, "against": args.against}, args.rounds)
+                continue
+            figures = bench_size(project, home, size, runs)
+            print(row(size, build, runs, figures))
             projects[size] = project
+            f50, r50, w50, y50 = figures[0], figures[4], figures[7], figures[10]
             medians[size] = (f50, r50, w50, y50)
+        if args.against:
+            return
         growth(medians)
         bench_cold(projects[min(sizes, key=lambda s: abs(s - 10_000))], home, cold_runs)
         print(f"\nbench_core total {time.perf_counter() - started:.0f}s")

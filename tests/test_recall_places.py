@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import git
+from tether.anchors.resolve import FileView, resolve
 from tether.recall.places import _lines_holding
 from tether.workspace import Workspace
 
@@ -95,6 +96,33 @@ def test_the_name_of_the_definition_holding_an_anchor_counts_however_far_above_i
         assert found[0].memory.id == ids[name], [r.memory.summary for r in found]
         assert found[0].signals["place"] > 0
         assert all("place" not in r.signals for r in found[1:])
+
+
+def test_an_anchor_widened_to_its_definition_has_no_place_words(repo: Path, ws: Workspace) -> None:
+    """A warning whose own lines were edited away is left anchored on the definition that held them
+    (`widened`): the definition's name and lines are no longer where the warning was, so the place words
+    give it nothing (as the recent-change channel gives it nothing), though it stays a memory of its file."""
+    path = "src/check.py"
+    (repo / "src").mkdir(exist_ok=True)
+    body = ["def verify_checksum(blob):", *("    blob = step(blob)" for _ in range(12))]
+    kept = ["    if crc32(blob) != blob.crc:", "        raise Corrupt(blob)", "    return blob", ""]
+    (repo / path).write_text("\n".join([*body, *kept]) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "check")
+    mid = ws.add("Corrupt blobs must never be retried", category="gotcha", at=[f"{path}:14-15"]).memory.id
+    found = {r.memory.id: r for r in ws.recall("verify the checksum twice", [path], record=False).memories}
+    assert found[mid].signals["place"] > 0
+    rewritten = [
+        "    digest = sha256(blob.payload)",
+        "    compare(digest, blob.expected)",
+        "    return blob",
+        "",
+    ]
+    (repo / path).write_text("\n".join([*body, *rewritten]) + "\n", encoding="utf-8")
+    memory = ws.get(mid)
+    assert resolve(memory.anchors[0], FileView.read(repo, path)).how == "widened"
+    found = {r.memory.id: r for r in ws.recall("verify the checksum twice", [path], record=False).memories}
+    assert mid in found and "place" not in found[mid].signals
 
 
 def test_place_scores_do_not_depend_on_the_hash_seed(repo: Path, ws: Workspace, home: Path) -> None:

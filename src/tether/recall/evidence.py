@@ -12,6 +12,7 @@ recency and priority and ranks. The receipt (`via file, co-change(src/auth/route
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
@@ -77,12 +78,12 @@ class Magnitudes:
     recent: float | None = None  # its anchor beside the file's recent changes (`places.recent_channel`)
 
     def total(self) -> float:
-        values: tuple[float | None, ...] = _magnitudes(self)
+        values: tuple[float | None, ...] = magnitude_values(self)
         return sum(value for value in values if value is not None)
 
 
 # Every magnitude, in field order (the order they are summed in), read at once.
-_magnitudes = attrgetter(*(f.name for f in fields(Magnitudes)))
+magnitude_values = attrgetter(*(f.name for f in fields(Magnitudes)))
 
 
 # How fields are named where people and agents see them (`--json`, `explain`, receipts): older names kept.
@@ -280,3 +281,15 @@ def receipt(c: Candidate) -> str:
         if e.sem is not None:
             parts.append(f"sem {e.sem:.2f}")
     return ", ".join(parts) or "rank only"
+
+
+def names_file(memory: Memory, touched: Sequence[str], text: str | None = None) -> str:
+    """The first touched file whose name (with its extension) or path the memory's text mentions (`text`:
+    its summary and details, when the caller has them)."""
+    if text is None:
+        text = f"{memory.summary}\n{memory.details}"
+    for path in touched:
+        name = path.rsplit("/", 1)[-1]
+        if "." in name and len(name) > 4 and name in text:
+            return path
+    return ""

@@ -120,8 +120,9 @@ def place_channel(
     definition holding them): a prompt about the upload retry finds the warning that sits beside, or inside,
     `retry_upload`, whatever the warning's own words. idf among
     those places, relative to the best, up to `scoring.PLACE_TEXT_MAX`; it orders a file's memories, it is
-    not evidence of its own. `memories`: the candidates, already read (the file channel found the touched
-    files' own); `owners`: those with anchors by touched file (`anchored`)."""
+    not evidence of its own. An anchor only widened to the definition that held its lines (they were edited
+    away) gets nothing, as in `recent_channel`. `memories`: the candidates, already read (the file channel found
+    the touched files' own); `owners`: those with anchors by touched file (`anchored`)."""
     around: dict[str, set[str]] = {}
     for path in owners:
         file = view(path) if owners[path] else None
@@ -132,6 +133,8 @@ def place_channel(
             continue
         for mid in owners[path]:
             for where, span in placed(file, memories[mid]):
+                if where.how == "widened":
+                    continue  # its lines were edited away: the definition left is not where it was
                 now = where.anchor
                 first, last = span[0] - scoring.PLACE_LINES, span[1] + scoring.PLACE_LINES
                 found = {

@@ -25,9 +25,9 @@ from tether.model.prompt import clauses, path_terms, sanitize
 from tether.model.text import terms
 from tether.recall import channels as ch
 from tether.recall import places as places_ch
-from tether.recall import scoring
+from tether.recall import ranking, scoring
 from tether.recall.cache import RecallCache
-from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult
+from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult, names_file
 from tether.repo.map import RepoMap
 from tether.repo.recent import recent_lines
 from tether.store.base import Event, Store, Telemetry
@@ -215,7 +215,8 @@ class Recaller:
         channels: Collection[str],
         include: str | None = None,
         places: Sequence[Location] = (),
-    ) -> list[Candidate]:
+    ) -> Collection[Candidate]:
+        """Every candidate, best first (`Ranking`: each scored as the order reaches it)."""
         self.cache.check(self.store.version())
         pool = ch.Pool()
         words = terms(query)
@@ -246,7 +247,7 @@ class Recaller:
         if include:
             pool.candidate(include)
         if not pool:
-            return []
+            return ()
         memories = self.store.memories(pool)
         if "anchor" in channels and touched and self.root is not None:
             owners, file = places_ch.anchored(memories, touched), lambda path: self._view(path, views)
@@ -256,9 +257,8 @@ class Recaller:
                 places_ch.recent_channel(memories, owners, self._recent, file, pool)
         telemetry = self.store.telemetry(list(memories))
         now = self.clock()
-        facts, covers, adjust = self.cache.facts, self._covers, self._adjust
         unused = Telemetry()  # read only: a memory never surfaced
-        ranked: list[Candidate] = []
+        kept: list[Candidate] = []
         for mid, c in pool.items():
             memory = memories.get(mid)
             if memory is None:
@@ -267,52 +267,60 @@ class Recaller:
                 continue
             if memory.scope == "session" and memory.session != session:
                 continue
-            c.memory = memory
-            e, m = c.evidence, c.magnitude
-            if m.file is not None:
-                m.file *= scoring.breadth(len(memory.files))
-                exact_file = bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
-                if exact_file and not scoring.PATH_ON_EXACT_FILE:
-                    # It names the place itself: as much as path words can say, for each of the file's
-                    # memories alike, so they never reorder them (and never favour a mere mention).
-                    m.path = scoring.PATH_TEXT_MAX
-                    c.rrf.pop("path", None)
-                if exact_file and not scoring.CODE_ON_EXACT_FILE:
-                    m.code = None
-            if e.text is not None:
-                e.text_match = covers(memory, words, parts, c)
-            if "path" in c.rrf:
-                if scoring.ROOT_PATH_EVIDENCE and not memory.files and m.path:
-                    e.paths = True  # it applies everywhere, and the touched paths' words tie it here
-                named = names_file(memory, touched, facts(memory).prose)
-                if named:
-                    e.names = named
-                    m.names = scoring.NAMED_FILE_HIT
-            adjust(c, telemetry.get(mid, unused), now)
-            if touched and memory.files and e.file is None and e.cochange is None:
-                c.score *= scoring.OUT_OF_SCOPE_FACTOR
             if memory.pinned and memory.files and not any(self._exists(p) for p in memory.files):
                 continue  # pinned to files that are all gone: a dead reference, not a standing order
-            ranked.append(c)
-        # Pinned memories with evidence first; then by score (project over user on a tie: the narrower claim).
-        ranked.sort(
-            key=lambda c: (
-                not (c.memory and c.memory.pinned and c.relevant),
-                -c.score,
-                c.memory is not None and c.memory.scope != "project",
-                c.memory_id,
+            c.memory = memory
+            kept.append(c)
+
+        def score(c: Candidate) -> None:
+            self._score(c, touched, words, parts, telemetry.get(c.memory_id, unused), now)
+
+        def bound(c: Candidate) -> float:  # recency and feedback as `_adjust` makes them
+            t, created = telemetry.get(c.memory_id, unused), c.memory.created  # type: ignore[union-attr]
+            recency, feedback = (
+                scoring.recency(t.last_acted or created, now),
+                scoring.feedback(t.surfaced, t.acted),
             )
-        )
-        # The same knowledge twice (project and user scope, or two places) takes one slot: the copy that
-        # ranks best, i.e. whose files fit what is touched, keeps it.
-        seen: set[str] = set()
-        unique = []
-        for c in ranked:
-            digest = c.memory.content_hash if c.memory else c.memory_id
-            if digest not in seen or c.memory_id == include:
-                seen.add(digest)
-                unique.append(c)
-        return unique
+            return ranking.bound(c, bool(touched), recency, feedback)
+
+        return ranking.Ranking(kept, score, bound, include=include)
+
+    def _score(
+        self,
+        c: Candidate,
+        touched: list[str],
+        words: list[str],
+        parts: list[list[str]],
+        telemetry: Telemetry,
+        now: datetime,
+    ) -> None:
+        """Score one candidate in full: what its channels found, its coverage of the query, recency,
+        feedback and priority. It may only lower what `ranking.bound` allows (the ranking relies on it)."""
+        memory = c.memory
+        assert memory is not None
+        e, m = c.evidence, c.magnitude
+        if m.file is not None:
+            m.file *= scoring.breadth(len(memory.files))
+            exact_file = bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
+            if exact_file and not scoring.PATH_ON_EXACT_FILE:
+                # It names the place itself: as much as path words can say, for each of the file's
+                # memories alike, so they never reorder them (and never favour a mere mention).
+                m.path = scoring.PATH_TEXT_MAX
+                c.rrf.pop("path", None)
+            if exact_file and not scoring.CODE_ON_EXACT_FILE:
+                m.code = None
+        if e.text is not None:
+            e.text_match = self._covers(memory, words, parts, c)
+        if "path" in c.rrf:
+            if scoring.ROOT_PATH_EVIDENCE and not memory.files and m.path:
+                e.paths = True  # it applies everywhere, and the touched paths' words tie it here
+            named = names_file(memory, touched, self.cache.facts(memory).prose)
+            if named:
+                e.names = named
+                m.names = scoring.NAMED_FILE_HIT
+        self._adjust(c, telemetry, now)
+        if touched and memory.files and e.file is None and e.cochange is None:
+            c.score *= scoring.OUT_OF_SCOPE_FACTOR
 
     # Channels a variant may override (the quality benchmark's tuning variants do).
 
@@ -386,15 +394,3 @@ class Recaller:
         if self.repo is not None and self.repo.exists(ref):
             return True
         return self.root is not None and (self.root / ref).exists()
-
-
-def names_file(memory: Memory, touched: Sequence[str], text: str | None = None) -> str:
-    """The first touched file whose name (with its extension) or path the memory's text mentions (`text`:
-    its summary and details, when the caller has them)."""
-    if text is None:
-        text = f"{memory.summary}\n{memory.details}"
-    for path in touched:
-        name = path.rsplit("/", 1)[-1]
-        if "." in name and len(name) > 4 and name in text:
-            return path
-    return ""

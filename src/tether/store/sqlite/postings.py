@@ -34,8 +34,13 @@ if TYPE_CHECKING:
     import numpy as np
 
 # Postings kept across terms (a rowid and a share each, 16 bytes): at 100k memories a term common to a
-# third of them holds 33k; past this the oldest terms go first (~32 MB).
-POSTINGS_MAX = 2_000_000
+# third of them holds 33k; past this the oldest terms go first (~80 MB). The quiet moments' prefetch fills
+# up to `PREFETCH_SHARE` of it: at 100,000 memories bench_core's 132 common words hold 1.75M postings in the
+# word index and 1.50M in the trigram one, and with 1M (half of the 2M bound before) the prefetch stopped
+# after 70 words, the trigram index's none: a prepared store's first sight was 2.6x a bare MATCH in CPU
+# time, with all of them held 2.0x. At 10,000 memories they hold 0.32M.
+POSTINGS_MAX = 5_000_000
+PREFETCH_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -111,13 +116,13 @@ class TermPostings:
 
     def prefetch(self, table: Table, words: Sequence[str], *, version: str, until: float) -> bool:
         """Fetch the postings of `words` not held yet, in order, at least one, until `time.monotonic()`
-        passes `until` (then False: call again) or half the bound is held (queries keep the rest)."""
+        passes `until` (then False: call again) or `PREFETCH_SHARE` of the bound is held (queries keep the rest)."""
         import time
 
         self._check(version)
         fetched = False
         for word in words:
-            if self._held > self.max_postings // 2:
+            if self._held > self.max_postings * PREFETCH_SHARE:
                 break
             if (table.name, word) in self._terms:
                 continue

@@ -222,11 +222,7 @@ class SQLiteStore:
 
     def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The memories with these ids, whatever their status; unknown ids are left out."""
-        meta = dict(
-            self.conn.execute(
-                "SELECT key, value FROM meta WHERE key IN (?, ?)", (_INDEX_ID, _VECTORS_VERSION)
-            )
-        )
+        meta = dict(self.conn.execute(_VERSION_SQL, (_INDEX_ID, _VECTORS_VERSION)))
         self._memo.check(str(meta.get(_INDEX_ID, "-")), int(meta.get(_VECTORS_VERSION, 0)))
         return self._memo.read(ids)
 
@@ -361,7 +357,11 @@ class SQLiteStore:
 
     def version(self) -> str:
         """The database's id and its write counter (bumped in the same transaction as every write)."""
-        return f"{self.get_meta(_INDEX_ID) or '-'}:{self.get_meta(_VECTORS_VERSION) or '0'}"
+        # One query for both (recall asks a few times per prompt).
+        meta = {
+            key: str(value) for key, value in self.conn.execute(_VERSION_SQL, (_INDEX_ID, _VECTORS_VERSION))
+        }
+        return f"{meta.get(_INDEX_ID) or '-'}:{meta.get(_VECTORS_VERSION) or '0'}"
 
     def describe(self) -> dict[str, Any]:
         version = self.conn.execute("SELECT sqlite_version()").fetchone()[0]
@@ -513,3 +513,4 @@ _VECTORS_VERSION = "vectors.version"
 # A random id made with the database (migration 0004): caches beside the index name the database they
 # were made from, since a rebuilt index starts its version counter over.
 _INDEX_ID = "index.id"
+_VERSION_SQL = "SELECT key, value FROM meta WHERE key IN (?, ?)"
