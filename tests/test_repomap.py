@@ -795,7 +795,13 @@ def full_dump(rm: RepoMap) -> tuple[object, ...]:
     imports = conn.execute("SELECT path, digest, specs FROM repomap_imports ORDER BY path").fetchall()
     state = {k: v for k, v in rm.tables.state().items() if k not in ("refreshed_at_ns", "head_stamp")}
     state["fan_in_basis"] = state["fan_in_basis"].partition(":")[0]
-    return (*dump(rm), fan, imports, state)
+    # HEAD's last commits for the recent-change channel, newest first (their numbers are the store's own)
+    window = conn.execute(
+        "SELECT c.sha, c.parent, group_concat(t.path, ' ') FROM repomap_recent_commits c"
+        " LEFT JOIN (SELECT * FROM repomap_recent_touches ORDER BY path) t ON t.ord = c.ord"
+        " GROUP BY c.ord ORDER BY c.ord DESC"
+    ).fetchall()
+    return (*dump(rm), fan, imports, state, window)
 
 
 @pytest.mark.parametrize("checkpoint", [None, 1])

@@ -21,7 +21,8 @@ from tether.embed import HashedEmbedder
 from tether.model.anchor import Anchor
 from tether.model.memory import Memory
 from tether.repo.map import RepoMap
-from tether.store.base import Event, NoteRef, Query, Store
+from tether.repo.window import window_key
+from tether.store.base import Event, NoteRef, Query, RecentCommit, RecentLines, Store
 from tether.store.memory import InMemoryStore
 from tether.store.sqlite.store import SQLiteStore
 
@@ -358,6 +359,38 @@ def test_repo_map_answers_alike_over_every_backend(store: Store, history: Path) 
     assert again.renames == [("src/a.py", "src/renamed.py")] and not again.rebuilt
     # History follows the rename (4 shared commits; the rename itself is a fifth change of the file).
     assert repo.neighbours("src/renamed.py") == [("src/b.py", 0.8)]
+
+
+def test_the_recent_change_rows_answer_alike_over_every_backend(store: Store, history: Path) -> None:
+    tables = store.repomap()
+    RepoMap(history, tables).refresh()
+    head = _rev(history, "HEAD")
+    key = window_key(head, 1000)
+    touches = tables.recent_touches(key, ["src/a.py", "src/c.py", "src/none.py"], 2)
+    assert touches == {
+        "src/a.py": [(_rev(history, "HEAD~1"), True), (_rev(history, "HEAD~2"), True)],
+        "src/c.py": [(head, True), (_rev(history, "HEAD~4"), False)],
+    }
+    assert tables.recent_touches(window_key(head, 999), ["src/a.py"], 2) is None  # another window
+    # commits above, the oldest beyond `keep` dropping out
+    with tables.write():
+        tables.put_recent("next:1000", [RecentCommit("f" * 40, True, ("src/c.py",))], keep=2, add=True)
+    assert tables.recent_touches("next:1000", ["src/a.py", "src/c.py"], 5) == {
+        "src/c.py": [("f" * 40, True), (head, True)]
+    }
+    row = RecentLines(head, 3, 1000, 12, 34, f"{head}^", ((1, 2), (7, 7)))
+    with tables.write():
+        tables.put_recent_lines({"src/a.py": row, ":(glob)*": row._replace(runs=())})
+    assert tables.recent_lines(["src/a.py", ":(glob)*", "src/b.py"]) == {
+        "src/a.py": row,
+        ":(glob)*": row._replace(runs=()),
+    }
+
+
+def _rev(root: Path, rev: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), "rev-parse", rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_repo_map_writes_are_atomic(store: Store) -> None:

@@ -343,7 +343,9 @@ class Recaller:
         assert self.root is not None
         if self.repo is None or not self.repo.is_git():
             return {}
-        return recent_lines(self.root, paths, scoring.RECENT_COMMITS, scoring.RECENT_HORIZON)
+        # The map's rows hold paths from its own root: of use only when that is recall's.
+        tables = self.repo.tables if self.repo.root == self.root else None
+        return recent_lines(self.root, paths, scoring.RECENT_COMMITS, scoring.RECENT_HORIZON, tables)
 
     def _code(self, path: str) -> list[str]:
         """The distinctive identifiers of a touched file as it is on disk (none for a directory, a missing

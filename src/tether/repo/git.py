@@ -112,35 +112,79 @@ def head_stamp(root: Path) -> str | None:
     """What HEAD is, read from `.git` without running git: HEAD's text plus the stat of the ref it names
     and of `packed-refs`. Any commit, checkout, pull or reset changes it (a hook compares it with the
     last refresh's instead of spending two git processes). None when it cannot be read (then ask git)."""
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        gitdir, common = dirs
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        parts = [head]
+        if head.startswith("ref:"):
+            ref = head[len("ref:") :].strip()
+            for place in (gitdir / ref, common / ref, common / "packed-refs"):
+                try:
+                    info = place.stat()
+                    parts.append(f"{place}:{info.st_mtime_ns}:{info.st_size}")
+                except FileNotFoundError:
+                    parts.append(f"{place}:-")
+        return "|".join(parts)
+    except OSError:
+        return None
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD names, read from `.git` without running git (the ref's file, else `packed-refs`).
+    None when it cannot be read that way (an empty repository, a symbolic ref chain, a ref store git
+    keeps elsewhere): then ask git."""
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        gitdir, common = dirs
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        if _SHA.fullmatch(head):
+            return head  # detached
+        if not head.startswith("ref: refs/"):
+            return None
+        ref = head[len("ref:") :].strip()
+        for place in (gitdir / ref, common / ref):
+            try:
+                text = place.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                continue
+            return text if _SHA.fullmatch(text) else None
+        packed = (common / "packed-refs").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return sha if _SHA.fullmatch(sha) else None
+    return None
+
+
+def _git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """(the git directory of the work tree holding `root`, the common one of its repository), read from
+    `.git` (a directory, or a file naming one); None outside git. Raises OSError when unreadable."""
     here = root.resolve()
     for directory in (here, *here.parents):
         dot = directory / ".git"
-        try:
-            if dot.is_file():
-                text = dot.read_text(encoding="utf-8").strip()
-                if not text.startswith("gitdir:"):
-                    return None
-                gitdir = (directory / text[len("gitdir:") :].strip()).resolve()
-            elif dot.is_dir():
-                gitdir = dot
-            else:
-                continue
-            head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-            common = gitdir
-            if (gitdir / "commondir").is_file():
-                common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-            parts = [head]
-            if head.startswith("ref:"):
-                ref = head[len("ref:") :].strip()
-                for place in (gitdir / ref, common / ref, common / "packed-refs"):
-                    try:
-                        info = place.stat()
-                        parts.append(f"{place}:{info.st_mtime_ns}:{info.st_size}")
-                    except FileNotFoundError:
-                        parts.append(f"{place}:-")
-            return "|".join(parts)
-        except OSError:
-            return None
+        if dot.is_file():
+            text = dot.read_text(encoding="utf-8").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = (directory / text[len("gitdir:") :].strip()).resolve()
+        elif dot.is_dir():
+            gitdir = dot
+        else:
+            continue
+        common = gitdir
+        if (gitdir / "commondir").is_file():
+            common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        return gitdir, common
     return None
 
 

@@ -6,12 +6,14 @@ feature grows over a few commits in one region. Recall uses these lines as a sof
 edit's own location: before the agent says where it edits, the file's memories beside the recent work come
 first among the file's memories.
 
-For a set of files: one `git rev-list` for where the horizon is (once per HEAD), one `git log` over the
-last `horizon` commits for the commits that touched each file (the newest `commits` of each), then one
-`git diff -U0` per file from before the oldest of them to the work tree, so the lines are the file's lines
-now (the diffs run side by side). Kept per file while HEAD, the file's size
-and its modification time stay (`head_stamp`: read from `.git`, no process), so a long-lived process asks
-git once per file and commit.
+For a set of files: the commits that touched each file among HEAD's last `horizon` (the newest `commits`
+of each), then one `git diff -U0` per file from before the oldest of them to the work tree, so the lines
+are the file's lines now (the diffs run side by side). Where those commits come from, cheapest first: the
+file's diff base as last computed at this HEAD, kept in the index with the lines (`RecentStore`: the lines
+themselves while the file's size and modification time stay, so a fresh process with nothing changed runs
+no git at all); HEAD's last commits as the repo map's refresh recorded them (`tether.repo.window`); else
+git: one `git rev-list` for where the horizon is, one `git log` over it for the files. Kept in the process
+too while HEAD (read from `.git`, no process), the file's size and its modification time stay.
 
     >>> runs_of("@@ -3,0 +4,2 @@\\n+a\\n+b\\n@@ -10 +12 @@\\n-x\\n+y\\n@@ -20,2 +21,0 @@\\n-p\\n-q\\n")
     [(4, 5), (12, 12), (21, 21)]
@@ -21,12 +23,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
-from tether.repo.git import finish, git, head_stamp, start
+from tether.repo.git import finish, git, head_commit, head_stamp, start
+from tether.repo.window import recordable, window_key
+from tether.store.base import RecentLines, RepoMapStore
 
 if TYPE_CHECKING:
     import subprocess
@@ -57,12 +61,15 @@ def runs_of(diff: str) -> Runs:
     return runs
 
 
-def recent_lines(root: Path, paths: Sequence[str], commits: int, horizon: int) -> dict[str, Runs]:
+def recent_lines(
+    root: Path, paths: Sequence[str], commits: int, horizon: int, tables: RepoMapStore | None = None
+) -> dict[str, Runs]:
     """For each of `paths` (relative to `root`, in a git work tree) the lines that its last `commits`
     commits among HEAD's last `horizon` changed, and its uncommitted changes, in the file's lines now.
     Nothing for a path outside git, missing, or whose history git cannot read: this is a hint, never an
-    error."""
-    stamp = head_stamp(root)
+    error. `tables`: the repo map's rows for `root` (HEAD's last commits, the lines as last computed)."""
+    head = head_commit(root)
+    stamp = head or head_stamp(root)
     if stamp is None:
         return {}
     out: dict[str, Runs] = {}
@@ -79,21 +86,88 @@ def recent_lines(root: Path, paths: Sequence[str], commits: int, horizon: int) -
             stale[path] = (info.st_size, info.st_mtime_ns)
     if not stale:
         return out
+    bases: dict[str, str] = {}
+    stored = RecentStore(tables, head, commits, horizon) if tables is not None and head else None
+    if stored is not None:
+        for path, (runs, base) in stored.lines(stale).items():
+            if runs is not None:
+                out[path] = _keep(root, path, commits, horizon, (stamp, *stale.pop(path), runs))
+            else:
+                bases[path] = base
+        if stale and len(bases) < len(stale):
+            bases.update(stored.bases([path for path in stale if path not in bases]))
     try:
-        bases = _bases(root, stamp, list(stale), commits, horizon)
+        if len(bases) < len(stale):
+            found = _bases(root, stamp, [path for path in stale if path not in bases], commits, horizon)
+            bases.update({path: found.get(path, head or "HEAD") for path in stale if path not in bases})
         # One diff per file, all started at once: they run side by side, not one after another.
-        started = {path: _diff(root, bases.get(path, "HEAD"), path) for path in stale}
+        started = {path: _diff(root, bases[path], path) for path in stale}
+        computed: dict[str, RecentLines] = {}
         for path, (size, mtime) in stale.items():
             args, proc = started[path]
             diff = finish(root, args, proc, check=False)
             runs = runs_of(diff.stdout.decode("utf-8", "replace")) if diff.returncode == 0 else []
-            if len(_CACHE) >= CACHE_MAX:
-                _CACHE.clear()
-            _CACHE[(root, path, commits, horizon)] = (stamp, size, mtime, runs)
-            out[path] = runs
+            out[path] = _keep(root, path, commits, horizon, (stamp, size, mtime, runs))
+            if diff.returncode == 0 and head:
+                computed[path] = RecentLines(head, commits, horizon, size, mtime, bases[path], tuple(runs))
     except (TetherError, OSError):
         return out
-    return out
+    if stored is not None and computed:
+        stored.put(computed)
+    return {path: out[path] for path in paths if path in out}  # in the order asked, wherever each came from
+
+
+def _keep(root: Path, path: str, commits: int, horizon: int, entry: tuple[str, int, int, Runs]) -> Runs:
+    if len(_CACHE) >= CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[(root, path, commits, horizon)] = entry
+    return entry[3]
+
+
+class RecentStore:
+    """What the index keeps for the channel at one HEAD: each file's lines as last computed (used while
+    the file's stat stays; its diff's base while HEAD stays) and HEAD's last commits recorded by the repo
+    map's refresh (`tether.repo.window`). A store that cannot answer (busy, an older index) is no answer:
+    git is asked instead."""
+
+    def __init__(self, tables: RepoMapStore, head: str, commits: int, horizon: int) -> None:
+        self.tables, self.head, self.commits, self.horizon = tables, head, commits, horizon
+
+    def lines(self, stats: Mapping[str, tuple[int, int]]) -> dict[str, tuple[Runs | None, str]]:
+        """(the lines, or None when the file changed since they were computed; the diff's base) per path
+        computed at this HEAD."""
+        try:
+            rows = self.tables.recent_lines(list(stats))
+        except TetherError:
+            return {}
+        out: dict[str, tuple[Runs | None, str]] = {}
+        for path, row in rows.items():
+            if (row.head, row.commits, row.horizon) == (self.head, self.commits, self.horizon):
+                same = (row.size, row.mtime_ns) == stats[path]
+                out[path] = (list(row.runs) if same else None, row.base)
+        return out
+
+    def bases(self, paths: list[str]) -> dict[str, str]:
+        """The commit each path's diff starts from (as `_bases` says), from the recorded window."""
+        asked = [path for path in paths if recordable(path)]
+        try:
+            touches = self.tables.recent_touches(window_key(self.head, self.horizon), asked, self.commits)
+        except TetherError:
+            return {}
+        if touches is None or self.commits <= 0:
+            return {}
+        out: dict[str, str] = {}
+        for path in asked:
+            found = touches.get(path)
+            out[path] = f"{found[-1][0]}^" if found and found[-1][1] else self.head
+        return out
+
+    def put(self, rows: Mapping[str, RecentLines]) -> None:
+        try:
+            with self.tables.write():
+                self.tables.put_recent_lines(rows)
+        except TetherError:
+            pass  # a cache: the next process computes them again
 
 
 def _diff(root: Path, base: str, path: str) -> tuple[list[str], subprocess.Popen[bytes]]:

@@ -43,6 +43,7 @@ from tether.repo.git import probe as git_probe
 from tether.repo.inthread import InThread
 from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
+from tether.repo.window import WindowRecorder, plan_window
 from tether.repo.worktree import WorkTree, WorkTreeListing
 from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
 
@@ -85,6 +86,7 @@ class _Plan:
     # exactly when it is HEAD or the parent of a commit `HEAD ^tip...` lists (tips never descend from one
     # another). The tips not seen yet as a parent; confirmed before the first write, None once it is.
     pending: set[str] | None = None
+    recorder: WindowRecorder = field(default_factory=WindowRecorder)  # HEAD's last commits streamed
 
 
 class _Rewritten(Exception):
@@ -157,6 +159,7 @@ class Refresh:
             try:
                 part, read = self._read(plan, head, prefix, sources)
                 self._confirm(plan, head, finished=True)
+                window = plan_window(state, head, plan.recorder) if in_git and head else None
                 if self.progress is not None:
                     self.progress("writing", 0, None)
                 files, specs, import_rows, changed = sources.result()
@@ -189,6 +192,8 @@ class Refresh:
                         stored = None if present is None else {p: present.get(p, 0) for p in files}
                         self._write_fan_in(counts, stored)
                     renames = [] if plan.scratch else _collapse(plan.renames, part.commits)
+                    if window is not None:
+                        window.apply(self.tables)
                     self.tables.set_state(
                         {
                             **self._base,
@@ -245,6 +250,7 @@ class Refresh:
             try:
                 for commit in stream(self.root, saved.revs(head), prefix):
                     part.mark.advance(commit.sha, commit.parents)
+                    plan.recorder.add(commit)
                     if plan.pending:
                         plan.pending.difference_update(commit.parents)
                     if commit.merge:
@@ -261,6 +267,7 @@ class Refresh:
                 # Rename detection failed part way (missing blobs): what was saved stands, the rest is
                 # read again without it.
                 part = _Part(self.tables.path_ids(), saved.copy())
+                plan.recorder.reset()
                 continue
             return part, read
         raise AssertionError("unreachable: the stream without renames never restarts")

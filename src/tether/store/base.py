@@ -220,6 +220,28 @@ class CachedImports(NamedTuple):
     specs: tuple[str, ...]
 
 
+class RecentCommit(NamedTuple):
+    """One commit of HEAD's last ones as the recent-change channel reads them (`tether.repo.window`): its
+    name, whether it has a parent (`sha^` names one), and the paths it touched (renames: both)."""
+
+    sha: str
+    parent: bool
+    paths: tuple[str, ...]
+
+
+class RecentLines(NamedTuple):
+    """A file's recent lines (`tether.repo.recent`) as computed for one HEAD and one stat of the file: the
+    commit its diff starts from (`base`: `sha^`, or HEAD's own name) and the lines, in the file's lines."""
+
+    head: str
+    commits: int
+    horizon: int
+    size: int
+    mtime_ns: int
+    base: str
+    runs: tuple[tuple[int, int], ...]
+
+
 @dataclass
 class CoChangeWrite:
     """What one co-change pass changes, in path ids. Applied in one transaction by `apply_cochange`."""
@@ -276,6 +298,24 @@ class RepoMapStore(Protocol):
     def put_imports(self, rows: Mapping[str, CachedImports]) -> None: ...
 
     def drop_imports(self, paths: Iterable[str]) -> None: ...
+
+    def recent_touches(
+        self, window: str, paths: Collection[str], limit: int
+    ) -> dict[str, list[tuple[str, bool]]] | None:
+        """For each of `paths` its newest `limit` commits of the recorded window, newest first, as (sha,
+        has a parent); None unless the window recorded is `window` (`tether.repo.window.window_key`)."""
+        ...
+
+    def put_recent(
+        self, window: str, commits: Sequence[RecentCommit], *, keep: int | None, add: bool
+    ) -> None:
+        """Record `commits` (newest first) as window `window`: above the recorded ones when `add` (then only
+        the newest `keep` commits stay), else in their place."""
+        ...
+
+    def recent_lines(self, paths: Collection[str]) -> dict[str, RecentLines]: ...
+
+    def put_recent_lines(self, rows: Mapping[str, RecentLines]) -> None: ...
 
 
 class Store(MemoryStore, SearchIndex, EventLog, NoteBook, SessionStore, Protocol):

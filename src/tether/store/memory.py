@@ -28,7 +28,17 @@ from typing import Any
 from tether.model.labels import keywords
 from tether.model.memory import Memory
 from tether.model.wikilinks import link_key
-from tether.store.base import CachedImports, CoChangeWrite, Event, NoteRef, Query, Telemetry, TextHit
+from tether.store.base import (
+    CachedImports,
+    CoChangeWrite,
+    Event,
+    NoteRef,
+    Query,
+    RecentCommit,
+    RecentLines,
+    Telemetry,
+    TextHit,
+)
 
 # SQLite's word index weighs summary 4, details 1, file words 2 (`tether.store.sqlite.store.text`).
 _FIELD_WEIGHTS = (4.0, 1.0, 2.0)
@@ -358,6 +368,8 @@ class InMemoryRepoMap:
         self._paths: dict[int, list[Any]] = {}  # id → [path, present, changes, fan_in]
         self._pairs: dict[tuple[int, int], int] = {}
         self._imports: dict[str, CachedImports] = {}
+        self._recent: list[tuple[int, RecentCommit]] = []  # (ord, commit), ord growing with newness
+        self._lines: dict[str, RecentLines] = {}
         self._depth = 0
 
     @contextmanager
@@ -365,12 +377,12 @@ class InMemoryRepoMap:
         if self._depth:
             yield
             return
-        saved = copy.deepcopy((self._state_values, self._paths, self._pairs, self._imports))
+        saved = copy.deepcopy((self._state_values, self._paths, self._pairs, self._imports, self._recent))
         self._depth = 1
         try:
             yield
         except BaseException:
-            self._state_values, self._paths, self._pairs, self._imports = saved
+            self._state_values, self._paths, self._pairs, self._imports, self._recent = saved
             raise
         finally:
             self._depth = 0
@@ -483,6 +495,36 @@ class InMemoryRepoMap:
     def drop_imports(self, paths: Iterable[str]) -> None:
         for path in paths:
             self._imports.pop(path, None)
+
+    def recent_touches(
+        self, window: str, paths: Collection[str], limit: int
+    ) -> dict[str, list[tuple[str, bool]]] | None:
+        if self._state_values.get("recent_window") != window:
+            return None
+        out: dict[str, list[tuple[str, bool]]] = {}
+        for _, commit in sorted(self._recent, key=lambda row: -row[0]):
+            for path in set(commit.paths) & set(paths):
+                found = out.setdefault(path, [])
+                if len(found) < limit:
+                    found.append((commit.sha, commit.parent))
+        return out
+
+    def put_recent(
+        self, window: str, commits: Sequence[RecentCommit], *, keep: int | None, add: bool
+    ) -> None:
+        if not add:
+            self._recent = []
+        top = max((o for o, _ in self._recent), default=0)
+        self._recent += [(top + len(commits) - i, commit) for i, commit in enumerate(commits)]
+        if keep is not None:
+            self._recent = [(o, c) for o, c in self._recent if o > top + len(commits) - keep]
+        self._state_values["recent_window"] = window
+
+    def recent_lines(self, paths: Collection[str]) -> dict[str, RecentLines]:
+        return {p: self._lines[p] for p in paths if p in self._lines}
+
+    def put_recent_lines(self, rows: Mapping[str, RecentLines]) -> None:
+        self._lines.update(rows)
 
 
 def _titles(memory: Memory) -> str:

@@ -13,12 +13,12 @@ rather than a rewrite of every pair that mentions it. Pairs are stored in both d
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from tether.errors import TetherError
-from tether.store.base import CachedImports, CoChangeWrite
+from tether.store.base import CachedImports, CoChangeWrite, RecentCommit, RecentLines
 from tether.store.sqlite.errors import translating
 
 _SCHEMA = """
@@ -50,11 +50,41 @@ CREATE TABLE IF NOT EXISTS repomap_imports (
     specs TEXT NOT NULL  -- import specs joined by newlines (see tether.repo.imports)
 ) WITHOUT ROWID;
 """
+# The recent-change channel's rows (`tether.repo.window`, `tether.repo.recent`): HEAD's last commits with
+# the paths they touched (`ord` grows with newness), and per file its recent lines as last computed.
+_RECENT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS repomap_recent_commits (
+    ord INTEGER PRIMARY KEY,
+    sha TEXT NOT NULL,
+    parent INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS repomap_recent_touches (
+    path TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    PRIMARY KEY (path, ord)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS repomap_recent_lines (
+    path TEXT PRIMARY KEY,
+    head TEXT NOT NULL,
+    commits INTEGER NOT NULL,
+    horizon INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    base TEXT NOT NULL,
+    runs TEXT NOT NULL  -- "first-last" runs joined by commas
+) WITHOUT ROWID;
+"""
 
 
 def migrate_repomap(conn: sqlite3.Connection) -> None:
     """Create the repo map's tables from nothing (idempotent)."""
     conn.executescript(_SCHEMA)
+    migrate_recent(conn)
+
+
+def migrate_recent(conn: sqlite3.Connection) -> None:
+    """Create the recent-change channel's tables (idempotent)."""
+    conn.executescript(_RECENT_SCHEMA)
 
 
 @translating
@@ -236,6 +266,86 @@ class RepoMapTables:
     def drop_imports(self, paths: Iterable[str]) -> None:
         self.conn.executemany("DELETE FROM repomap_imports WHERE path = ?", ((p,) for p in paths))
 
+    # -- the recent-change channel ----------------------------------------------------------------
+
+    def recent_touches(
+        self, window: str, paths: Collection[str], limit: int
+    ) -> dict[str, list[tuple[str, bool]]] | None:
+        row = self._one("SELECT value FROM repomap_state WHERE key = 'recent_window'", ())
+        if row is None or row[0] != window:
+            return None
+        out: dict[str, list[tuple[str, bool]]] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._rows(
+                "SELECT t.path, c.sha, c.parent FROM repomap_recent_touches t "
+                "JOIN repomap_recent_commits c ON c.ord = t.ord "
+                f"WHERE t.path IN ({','.join('?' * len(chunk))}) ORDER BY t.path, t.ord DESC",
+                tuple(chunk),
+            )
+            for path, sha, parent in rows:
+                found = out.setdefault(path, [])
+                if len(found) < limit:
+                    found.append((sha, bool(parent)))
+        return out
+
+    def put_recent(
+        self, window: str, commits: Sequence[RecentCommit], *, keep: int | None, add: bool
+    ) -> None:
+        c = self.conn
+        if not add:
+            c.execute("DELETE FROM repomap_recent_commits")
+            c.execute("DELETE FROM repomap_recent_touches")
+        top = int(self._rows("SELECT coalesce(max(ord), 0) FROM repomap_recent_commits")[0][0])
+        ords = [(top + len(commits) - i, commit) for i, commit in enumerate(commits)]
+        c.executemany(
+            "INSERT INTO repomap_recent_commits (ord, sha, parent) VALUES (?, ?, ?)",
+            [(o, commit.sha, int(commit.parent)) for o, commit in ords],
+        )
+        c.executemany(
+            "INSERT OR IGNORE INTO repomap_recent_touches (path, ord) VALUES (?, ?)",
+            [(path, o) for o, commit in ords for path in commit.paths],
+        )
+        if keep is not None:
+            cutoff = top + len(commits) - keep
+            c.execute("DELETE FROM repomap_recent_commits WHERE ord <= ?", (cutoff,))
+            c.execute("DELETE FROM repomap_recent_touches WHERE ord <= ?", (cutoff,))
+        self.set_state({"recent_window": window})
+
+    def recent_lines(self, paths: Collection[str]) -> dict[str, RecentLines]:
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, RecentLines] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._rows(
+                "SELECT path, head, commits, horizon, size, mtime_ns, base, runs FROM repomap_recent_lines "
+                f"WHERE path IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            )
+            for path, head, commits, horizon, size, mtime, base, runs in rows:
+                out[path] = RecentLines(head, commits, horizon, size, mtime, base, _runs(runs))
+        return out
+
+    def put_recent_lines(self, rows: Mapping[str, RecentLines]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO repomap_recent_lines "
+            "(path, head, commits, horizon, size, mtime_ns, base, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    p,
+                    r.head,
+                    r.commits,
+                    r.horizon,
+                    r.size,
+                    r.mtime_ns,
+                    r.base,
+                    ",".join(f"{a}-{b}" for a, b in r.runs),
+                )
+                for p, r in rows.items()
+            ],
+        )
+
     # -- helpers ----------------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
@@ -250,6 +360,13 @@ class RepoMapTables:
         except sqlite3.OperationalError as exc:
             raise _missing(exc) from exc
         return row
+
+
+def _runs(text: str) -> tuple[tuple[int, int], ...]:
+    """The runs `put_recent_lines` joined ("3-3,10-12")."""
+    if not text:
+        return ()
+    return tuple((int(a), int(b)) for a, _, b in (run.partition("-") for run in text.split(",")))
 
 
 def _missing(exc: sqlite3.OperationalError) -> Exception:

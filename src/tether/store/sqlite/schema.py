@@ -184,6 +184,15 @@ def _migrate_changes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE changes (version INTEGER PRIMARY KEY, memory_id TEXT, text INTEGER NOT NULL)")
 
 
+def _migrate_recent(conn: sqlite3.Connection) -> None:
+    # The recent-change channel's rows beside the repo map's (`tether.repo.window`, `tether.repo.recent`):
+    # a fresh process reads a touched file's recent lines instead of asking git. Start empty: the next
+    # refresh records HEAD's last commits, the next recall of a file its lines.
+    from tether.store.sqlite.repomap import migrate_recent
+
+    migrate_recent(conn)
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -194,6 +203,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0006_labels", _migrate_labels),
     ("0007_link_keys", _migrate_link_keys),
     ("0008_changes", _migrate_changes),
+    ("0009_recent", _migrate_recent),
 )
 
 

@@ -33,6 +33,7 @@ MIGRATIONS = (
     "0006_labels",
     "0007_link_keys",
     "0008_changes",
+    "0009_recent",
 )
 # The columns of a pinned memory that a session start's block shows or sorts by.
 PINNED_COLUMNS = ("id", "summary", "category", "scope", "files", "origin", "session", "created", "updated")
