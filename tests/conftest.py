@@ -53,6 +53,18 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def write_lines(repo: Path, path: str, lines: list[str]) -> None:
+    """Write `lines` to `repo/path` (its directories made), one per line."""
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def commit_all(repo: Path, message: str) -> None:
+    """`git add -A` and commit, quietly."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
 def make_git_repo(path: Path) -> Path:
     """A git repository with a few committed files (src/, docs/), the shape memories point at."""
     path.mkdir(parents=True, exist_ok=True)

@@ -4,30 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import git, make_git_repo
+from conftest import commit_all, git, make_git_repo, write_lines
 from tether.repo.recent import recent_lines, runs_of
-
-
-def _write(repo: Path, path: str, lines: list[str]) -> None:
-    (repo / path).parent.mkdir(parents=True, exist_ok=True)
-    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
 
 
 def _history(repo: Path, path: str = "app.py") -> list[str]:
     """A 30-line file, then commits changing lines 10-12, 25 and 3 in that order."""
     lines = [f"line {n}" for n in range(1, 31)]
-    _write(repo, path, lines)
-    _commit(repo, "first")
+    write_lines(repo, path, lines)
+    commit_all(repo, "first")
     for numbers in ((10, 11, 12), (25,), (3,)):
         for n in numbers:
             lines[n - 1] = f"changed {n}"
-        _write(repo, path, lines)
-        _commit(repo, f"change {numbers}")
+        write_lines(repo, path, lines)
+        commit_all(repo, f"change {numbers}")
     return lines
 
 
@@ -46,7 +36,7 @@ def test_the_last_commits_lines_in_the_file_as_it_is_now(tmp_path: Path) -> None
     assert recent_lines(repo, ["app.py"], 3, 1) == {"app.py": [(3, 3)]}
     # lines inserted above move what is recent with them (the lines are the work tree's), and what is not
     # committed yet counts too
-    _write(repo, "app.py", ["new a", "new b", *lines])
+    write_lines(repo, "app.py", ["new a", "new b", *lines])
     assert recent_lines(repo, ["app.py"], 2, 1000) == {"app.py": [(1, 2), (5, 5), (27, 27)]}
 
 
@@ -55,17 +45,17 @@ def test_a_new_commit_or_an_edit_is_seen_at_once(tmp_path: Path) -> None:
     lines = _history(repo)
     assert recent_lines(repo, ["app.py"], 1, 1000) == {"app.py": [(3, 3)]}
     lines[19] = "changed 20"
-    _write(repo, "app.py", lines)
+    write_lines(repo, "app.py", lines)
     assert recent_lines(repo, ["app.py"], 1, 1000) == {"app.py": [(3, 3), (20, 20)]}
-    _commit(repo, "change 20")  # HEAD moves: the last commit is now the one of line 20
+    commit_all(repo, "change 20")  # HEAD moves: the last commit is now the one of line 20
     assert recent_lines(repo, ["app.py"], 1, 1000) == {"app.py": [(20, 20)]}
 
 
 def test_files_of_a_subdirectory_project_other_files_and_missing_ones(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "r")
     _history(repo, "sub/app.py")
-    _write(repo, "other.py", ["x"] * 10)
-    _commit(repo, "other")
+    write_lines(repo, "other.py", ["x"] * 10)
+    commit_all(repo, "other")
     found = recent_lines(repo / "sub", ["app.py", "missing.py"], 3, 1000)
     assert found == {"app.py": [(3, 3), (10, 12), (25, 25)]}
     # within HEAD's last commit: a file it did not touch has only its uncommitted changes (none), and a file
@@ -79,16 +69,16 @@ def test_outside_git_and_a_file_whose_history_starts_within_the_last_commits(tmp
     (plain / "a.py").write_text("x\n", encoding="utf-8")
     assert recent_lines(plain, ["a.py"], 3, 1000) == {}
     repo = make_git_repo(tmp_path / "r")
-    _write(repo, "fresh.py", ["a", "b", "c"])
-    _commit(repo, "add fresh")
-    _write(repo, "fresh.py", ["a", "B", "c"])
+    write_lines(repo, "fresh.py", ["a", "b", "c"])
+    commit_all(repo, "add fresh")
+    write_lines(repo, "fresh.py", ["a", "B", "c"])
     assert recent_lines(repo, ["fresh.py"], 3, 1000) == {"fresh.py": [(1, 3)]}  # added lately: all recent
     first = tmp_path / "first"
     first.mkdir()
     git(first, "init", "-q", "-b", "main")
-    _write(first, "fresh.py", ["a", "b", "c"])
-    _commit(first, "the first commit")
-    _write(first, "fresh.py", ["a", "B", "c"])
+    write_lines(first, "fresh.py", ["a", "b", "c"])
+    commit_all(first, "the first commit")
+    write_lines(first, "fresh.py", ["a", "B", "c"])
     # its oldest commit is the history's first, with nothing before it to diff from: only what is not
     # committed says where work is
     assert recent_lines(first, ["fresh.py"], 3, 1000) == {"fresh.py": [(2, 2)]}
@@ -97,8 +87,8 @@ def test_outside_git_and_a_file_whose_history_starts_within_the_last_commits(tmp
 def test_a_path_that_looks_like_pathspec_magic_is_only_a_path(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "r")
     _history(repo)
-    _write(repo, ":(glob)*", ["x", "y"])
-    _commit(repo, "an odd name")
+    write_lines(repo, ":(glob)*", ["x", "y"])
+    commit_all(repo, "an odd name")
     found = recent_lines(repo, ["app.py", ":(glob)*"], 1, 1000)
     # the odd name's last commit is its own (it matched no other path); app.py's last commit is "change (3,)"
     assert found == {"app.py": [(3, 3)], ":(glob)*": [(1, 2)]}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_git_repo
+from conftest import commit_all, git, make_git_repo, write_lines
 from tether.repo import recent
 from tether.repo.git import head_commit, stream_commits
 from tether.repo.map import RepoMap
@@ -22,27 +22,17 @@ from tether.store.sqlite.store import SQLiteStore
 ODD = ":(glob)*"  # a name that is pathspec magic unless passed with --literal-pathspecs
 
 
-def _write(repo: Path, path: str, lines: list[str]) -> None:
-    (repo / path).parent.mkdir(parents=True, exist_ok=True)
-    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-
-
 def _history(repo: Path) -> list[str]:
     """A few files changed over a dozen commits: one renamed, one with an odd name, one in a directory."""
     for n in range(12):
-        _write(repo, "app.py", [f"changed {n}" if k == 2 * n else f"app {k}" for k in range(30)])
+        write_lines(repo, "app.py", [f"changed {n}" if k == 2 * n else f"app {k}" for k in range(30)])
         if n % 3 == 0:
-            _write(repo, "lib/util.py", [f"changed {n}" if k == n else f"util {k}" for k in range(15)])
+            write_lines(repo, "lib/util.py", [f"changed {n}" if k == n else f"util {k}" for k in range(15)])
         if n == 4:
-            _write(repo, ODD, ["odd", str(n)])
+            write_lines(repo, ODD, ["odd", str(n)])
         if n == 6:
             git(repo, "mv", "src/app/upload.py", "src/app/uploads.py")
-        _commit(repo, f"change {n}")
+        commit_all(repo, f"change {n}")
     return ["app.py", "lib/util.py", ODD, "src/app/uploads.py", "src/app/auth.py", "Makefile"]
 
 
@@ -74,7 +64,7 @@ def test_a_chain_of_commits_is_recorded_and_answers_as_git_does(tmp_path: Path) 
     assert "src/app/upload.py" in (
         tables.recent_touches(window_key(head, 1000), ["src/app/upload.py"], 9) or {}
     )
-    _write(repo, "app.py", ["new first line", *[f"app {k}" for k in range(30)]])  # and one file is dirty
+    write_lines(repo, "app.py", ["new first line", *[f"app {k}" for k in range(30)]])  # and one file is dirty
     for commits in (1, 2, 3):
         assert _index_says(repo, tables, paths, commits) == _git_says(repo, paths, commits)
     store.close()
@@ -91,8 +81,10 @@ def test_commits_on_top_and_a_pull_move_the_window(tmp_path: Path) -> None:
     repo.refresh()
     before = tables.state()["recent_window"]
     for n in range(3):
-        _write(upstream, "lib/util.py", [f"pulled {n} {k}" if k == 5 + n else f"util {k}" for k in range(15)])
-        _commit(upstream, f"upstream {n}")
+        write_lines(
+            upstream, "lib/util.py", [f"pulled {n} {k}" if k == 5 + n else f"util {k}" for k in range(15)]
+        )
+        commit_all(upstream, f"upstream {n}")
     git(clone, "pull", "-q", "--ff-only")
     repo.refresh()
     head = head_commit(clone)
@@ -114,8 +106,8 @@ def test_the_oldest_commits_drop_out_as_new_ones_go_above(tmp_path: Path) -> Non
     write = plan_window({}, first, recorder)
     assert write is not None and not write.add and len(write.commits) == 4
     write.apply(tables)
-    _write(repo, "Makefile", ["all:", "\tfalse"])
-    _commit(repo, "on top")
+    write_lines(repo, "Makefile", ["all:", "\tfalse"])
+    commit_all(repo, "on top")
     head = head_commit(repo)
     assert head is not None
     recorder = WindowRecorder(4)
@@ -138,13 +130,13 @@ def test_a_merge_within_the_window_records_nothing_and_git_answers(tmp_path: Pat
     paths = _history(repo)
     git(repo, "checkout", "-qb", "side")
     before = (repo / "app.py").read_bytes()
-    _write(repo, "app.py", ["side"] * 30)
-    _commit(repo, "side change")
+    write_lines(repo, "app.py", ["side"] * 30)
+    commit_all(repo, "side change")
     (repo / "app.py").write_bytes(before)
-    _commit(repo, "side change undone")
+    commit_all(repo, "side change undone")
     git(repo, "checkout", "-q", "main")
-    _write(repo, "Makefile", ["all:", "\tmain"])
-    _commit(repo, "main change")
+    write_lines(repo, "Makefile", ["all:", "\tmain"])
+    commit_all(repo, "main change")
     git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     store = SQLiteStore(tmp_path / "index.db")
     tables = store.repomap()
@@ -207,7 +199,7 @@ def test_a_fresh_process_asks_git_for_a_diff_only_then_nothing(tmp_path: Path) -
     assert len(ran) == len(paths) and all(" diff " in f" {line} " for line in ran)
     out, ran = fresh()
     assert (out, ran) == (str(expected), [])  # nothing changed: the lines the index keeps
-    _write(repo, "app.py", ["dirty", *[f"app {k}" for k in range(30)]])
+    write_lines(repo, "app.py", ["dirty", *[f"app {k}" for k in range(30)]])
     out, ran = fresh()
     assert out == str(_git_says(repo, paths)) != str(expected)
     assert len(ran) == 1 and "app.py" in ran[0]  # only the file whose stat changed

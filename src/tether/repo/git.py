@@ -113,11 +113,10 @@ def head_stamp(root: Path) -> str | None:
     and of `packed-refs`. Any commit, checkout, pull or reset changes it (a hook compares it with the
     last refresh's instead of spending two git processes). None when it cannot be read (then ask git)."""
     try:
-        dirs = _git_dirs(root)
-        if dirs is None:
+        found = _head(root)
+        if found is None:
             return None
-        gitdir, common = dirs
-        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        gitdir, common, head = found
         parts = [head]
         if head.startswith("ref:"):
             ref = head[len("ref:") :].strip()
@@ -140,11 +139,10 @@ def head_commit(root: Path) -> str | None:
     None when it cannot be read that way (an empty repository, a symbolic ref chain, a ref store git
     keeps elsewhere): then ask git."""
     try:
-        dirs = _git_dirs(root)
-        if dirs is None:
+        found = _head(root)
+        if found is None:
             return None
-        gitdir, common = dirs
-        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        gitdir, common, head = found
         if _SHA.fullmatch(head):
             return head  # detached
         if not head.startswith("ref: refs/"):
@@ -164,6 +162,16 @@ def head_commit(root: Path) -> str | None:
         if name == ref:
             return sha if _SHA.fullmatch(sha) else None
     return None
+
+
+def _head(root: Path) -> tuple[Path, Path, str] | None:
+    """(the git directory, the common one, HEAD's text) of the work tree holding `root`; None outside git.
+    Raises OSError (or UnicodeDecodeError) when unreadable."""
+    dirs = _git_dirs(root)
+    if dirs is None:
+        return None
+    gitdir, common = dirs
+    return gitdir, common, (gitdir / "HEAD").read_text(encoding="utf-8").strip()
 
 
 def _git_dirs(root: Path) -> tuple[Path, Path] | None:
