@@ -132,9 +132,7 @@ def place_channel(
         if not at:
             continue
         for mid in owners[path]:
-            for where, span in placed(file, memories[mid]):
-                if where.how == "widened":
-                    continue  # its lines were edited away: the definition left is not where it was
+            for where, span in placed(file, memories[mid], widened=False):
                 now = where.anchor
                 first, last = span[0] - scoring.PLACE_LINES, span[1] + scoring.PLACE_LINES
                 found = {
@@ -160,13 +158,21 @@ def place_channel(
             pool.candidate(mid).magnitude.place = scoring.PLACE_TEXT_MAX * score / best
 
 
-def placed(file: FileView, memory: Memory) -> Iterator[tuple[Resolution, tuple[int, int]]]:
+def placed(
+    file: FileView, memory: Memory, widened: bool = True
+) -> Iterator[tuple[Resolution, tuple[int, int]]]:
     """Where `memory`'s anchors on `file` are now, and their lines: those still found there (an anchor whose
-    code is gone leaves the memory about its file only)."""
+    code is gone leaves the memory about its file only). `widened=False` leaves out too an anchor only
+    widened to the definition that held its lines (they were edited away): the definition is not where it
+    was, so there is no line to measure from."""
     for anchor in memory.anchors:
         if anchor.path == file.path:
             found = file.resolved(anchor)
-            if not found.anchor.lost and found.anchor.lines is not None:
+            if (
+                not found.anchor.lost
+                and found.anchor.lines is not None
+                and (widened or found.how != "widened")
+            ):
                 yield found, found.anchor.lines
 
 
@@ -205,9 +211,7 @@ def recent_channel(
         starts = [run[0] for run in runs]
         for mid in owners[path]:
             best = 0.0
-            for where, span in placed(file, memories[mid]):
-                if where.how == "widened":
-                    continue  # only the definition it was in is left: no line to measure from
+            for where, span in placed(file, memories[mid], widened=False):
                 now = where.anchor
                 # The runs are git's hunks, in order and apart: the last starting at or above the anchor's
                 # end and the next one are the nearest on either side.

@@ -40,7 +40,7 @@ def bound(c: Candidate, touched: bool, recency: float, feedback: float) -> float
     assert memory is not None
     e, m, rrf = c.evidence, c.magnitude, c.rrf
     total: float = sum(rrf.values()) + recency + feedback + sum(filter(None, magnitude_values(m)))
-    exact = m.file is not None and bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
+    exact = m.file is not None and exact_file(c)
     if m.file is not None:
         total -= m.file * (1.0 - scoring.breadth(len(memory.files)))
     if exact and not scoring.PATH_ON_EXACT_FILE:  # its path magnitude is set, its path credit dropped
@@ -58,6 +58,11 @@ def bound(c: Candidate, touched: bool, recency: float, feedback: float) -> float
     if touched and memory.files and e.file is None and e.cochange is None:
         total *= scoring.OUT_OF_SCOPE_FACTOR
     return total + (abs(total) + 1.0) * _SLACK
+
+
+def exact_file(c: Candidate) -> bool:
+    """Whether `c`'s file hit is on a touched file itself, not on a directory holding one."""
+    return bool(c.evidence.file) and not c.evidence.file.endswith("/")  # type: ignore[union-attr]
 
 
 def order(c: Candidate) -> tuple[bool, float, bool, str]:
@@ -144,4 +149,4 @@ class Ranking(Collection[Candidate]):
             heapq.heappush(scored, (order(c), c))
 
 
-__all__ = ["Ranking", "bound", "order"]
+__all__ = ["Ranking", "bound", "exact_file", "order"]

@@ -301,7 +301,7 @@ class Recaller:
         e, m = c.evidence, c.magnitude
         if m.file is not None:
             m.file *= scoring.breadth(len(memory.files))
-            exact_file = bool(e.file) and not e.file.endswith("/")  # type: ignore[union-attr]
+            exact_file = ranking.exact_file(c)
             if exact_file and not scoring.PATH_ON_EXACT_FILE:
                 # It names the place itself: as much as path words can say, for each of the file's
                 # memories alike, so they never reorder them (and never favour a mere mention).

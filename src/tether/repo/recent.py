@@ -156,11 +156,7 @@ class RecentStore:
             return {}
         if touches is None or self.commits <= 0:
             return {}
-        out: dict[str, str] = {}
-        for path in asked:
-            found = touches.get(path)
-            out[path] = f"{found[-1][0]}^" if found and found[-1][1] else self.head
-        return out
+        return {path: _base(touches.get(path, [])) or self.head for path in asked}
 
     def put(self, rows: Mapping[str, RecentLines]) -> None:
         try:
@@ -207,11 +203,14 @@ def _bases(root: Path, stamp: str, paths: list[str], commits: int, horizon: int)
             found = seen.get(line)
             if found is not None and len(found) < commits:
                 found.append(current)
-    out: dict[str, str] = {}
-    for path, found in seen.items():
-        if found and found[-1][1]:
-            out[path] = f"{found[-1][0]}^"
-    return out
+    return {path: base for path, found in seen.items() if (base := _base(found))}
+
+
+def _base(found: list[tuple[str, bool]]) -> str:
+    """Where a path's diff starts, given its last commits newest first as (sha, has a parent): before the
+    oldest of them (`sha^`); "" when none touched it or the oldest is the first of the history (then the
+    diff is from HEAD: only what is not committed)."""
+    return f"{found[-1][0]}^" if found and found[-1][1] else ""
 
 
 def _boundary(root: Path, stamp: str, horizon: int) -> str:
