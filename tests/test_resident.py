@@ -309,12 +309,18 @@ def test_between_requests_an_in_place_edit_is_found_in_slices(repo: Path, home: 
         answers.close()
 
 
-def test_what_searches_keep_follows_writes_edits_and_rebuilds(repo: Path, home: Path) -> None:
+def test_what_searches_keep_follows_writes_edits_and_rebuilds(
+    repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The resident's store keeps each search term's postings and the vectors by column between requests
     (`SQLiteStore(warm=True)`): an answer after a write, an in-place note edit or a rebuilt index is the one
     a fresh process gives."""
+    from tether.model.timestamps import utcnow
     from tether.resident.answers import Answers
     from tether.workspace import Workspace
+
+    now = utcnow()  # recency reads the clock to the second: both sides read the same second
+    monkeypatch.setattr("tether.workspace.utcnow", lambda: now)
 
     with Workspace.open(repo, home=home) as ws:
         ids = [ws.add(f"Staging port fact {n} is 6443 behind the proxy").memory.id for n in range(20)]
