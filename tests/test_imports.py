@@ -151,6 +151,27 @@ def test_go_fan_in(path: str, expected: int) -> None:
     assert fan_in_of(GO).get(path, 0) == expected
 
 
+def test_go_imports_are_read_from_the_header_before_the_first_declaration() -> None:
+    text = (
+        "/*\nPackage p does things.\n\ntype T is described here, at the start of a line.\n*/\npackage p\n\n"
+        '/*\n#include <stdio.h>\nconst int limit = 3;\n*/\nimport "C"\n\n'  # a cgo preamble's C code
+        'import (\n\t"fmt"\n\t// "old/gone"\n\tstrs "strings"\n)\n\n'
+        'import "example.com/p/q"\n\n'
+        "func main() {}\n\n"
+        'const template = `\nimport "not/an/import"\n`\n'  # generated code in a string, after the header
+    )
+    assert parse_imports("p.go", text) == ["C", "example.com/p/q", "fmt", "strings"]
+
+
+def test_go_header_with_a_comment_never_closed_is_read_whole() -> None:
+    text = 'package p\n\n/* never closed\nfunc f() {}\nimport "example.com/x"\n'
+    # Where the header ends is unclear: the whole file is read, as before the header was cut (an unclosed
+    # comment is not a comment to the regex either).
+    assert parse_imports("p.go", text) == ["example.com/x"]
+    text = 'package p\n// a /* in a line comment\nimport "example.com/x"\nfunc f() {}\n'
+    assert parse_imports("p.go", text) == ["example.com/x"]
+
+
 RUST = {
     "Cargo.toml": "[package]\nname = 'shop'\n",
     "src/lib.rs": "pub mod db;\nmod util;\npub mod api;\nuse crate::db::Pool;\n",

@@ -96,9 +96,33 @@ _GO_SINGLE = re.compile(r"""\bimport\s+(?:[\w.]+\s+)?["`]([^"`\n]+)["`]""")
 _GO_STRING = re.compile(r"""["`]([^"`\n]+)["`]""")
 
 
+# A top-level declaration at the start of a line: Go's imports all come before the first one (the spec's
+# SourceFile: the package clause, then every ImportDecl, then the declarations).
+_GO_DECL = re.compile(r"^(?:func|type|var|const)\b", re.M)
+
+
+def _go_header(text: str) -> str:
+    """The part of `text` that can hold imports: up to its first top-level declaration that is not inside a
+    block comment (a cgo preamble's C code is), or all of it when that is unclear (a `/*` never closed).
+    Reading a big file's header only makes a pull's Go files cheap to parse."""
+    start = 0
+    while (m := _GO_DECL.search(text, start)) is not None:
+        opened = text.rfind("/*", 0, m.start())
+        if opened < 0 or text.rfind("*/", opened, m.start()) >= 0:
+            return text[: m.start()]
+        closed = text.find("*/", m.start())
+        if closed < 0:
+            return text
+        start = closed + 2
+    return text
+
+
 def _go_specs(text: str) -> list[str]:
     # Import paths never contain "//", so cutting every line at "//" is safe for what we look for.
-    text = re.sub(r"//[^\n]*", "", _BLOCK_COMMENT.sub("", text))
+    text = _go_header(text)
+    if "/*" in text:
+        text = _BLOCK_COMMENT.sub("", text)
+    text = re.sub(r"//[^\n]*", "", text) if "//" in text else text
     out = [m.group(1) for m in _GO_SINGLE.finditer(text)]
     for block in _GO_BLOCK.finditer(text):
         out.extend(m.group(1) for m in _GO_STRING.finditer(block.group(1)))
