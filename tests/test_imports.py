@@ -113,6 +113,19 @@ def test_js_fan_in(path: str, expected: int) -> None:
     assert fan_in_of(JS).get(path, 0) == expected
 
 
+def test_js_specs_skip_comment_lines_whether_they_hold_the_string_or_its_keyword() -> None:
+    text = (
+        "import a from './a'\n"
+        "  // import b from './b'\n"  # the whole statement in a comment
+        "// import\n'./c'\n"  # only the keyword: a bare string is no import
+        "import d from // a comment between keyword and string\n  './d'\n"
+        "const url = 'https://x' // require('./e') after code on the line\n"
+        "export * from\n\n\n   '../f'\n"
+        "const g = require (  './g'  )\n"
+    )
+    assert parse_imports("x.ts", text) == ["./a", "./e", "../f", "./g"]
+
+
 GO = {
     "go.mod": "module example.com/shop\n\ngo 1.22\n",
     "cmd/server/main.go": (
@@ -201,6 +214,23 @@ RUST = {
 )
 def test_rust_fan_in(path: str, expected: int) -> None:
     assert fan_in_of(RUST).get(path, 0) == expected
+
+
+def test_rust_specs_need_their_word_to_start_where_it_does() -> None:
+    text = (
+        "pub(crate) mod db;\n    mod util;\nlet xmod = 1; submod y;\n"  # `mod` begins its line's item or nothing
+        "use crate::db::{Pool, open as o};\nfn f() { reuse crate::no; }\n"  # `reuse` is not `use`
+        "fn g() { myself::self::helper(); crate :: api :: run(); }\n"
+    )
+    assert parse_imports("src/lib.rs", text) == [
+        "mod:db",
+        "mod:util",
+        "use:crate::db::Pool",
+        "use:crate::db::open",
+        "use:crate::no",  # (an inline path, like any other outside a `use` item)
+        "use:self::helper",
+        "use:crate::api::run",
+    ]
 
 
 @pytest.mark.parametrize(
