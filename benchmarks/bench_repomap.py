@@ -1,7 +1,7 @@
 """Benchmark the repo map against plain `git log` on a generated history (`benchmarks/bigrepo.py`).
 
     .venv/bin/python benchmarks/bench_repomap.py [--commits 20000] [--files 3000] [--runs 7] [--cache DIR]
-        [--against OTHER/src] [--breakdown]
+        [--against OTHER/src] [--breakdown] [--repo MIRROR]
 
 The repository (20k commits, ~3,000 files of a few KB with import lines, renames, deletes, sweeps) is
 generated once with `git fast-import` and cached under the temp dir (`--cache`). Each run interleaves, so a
@@ -18,6 +18,9 @@ loaded machine slows baseline and subject alike; ratios are medians of the per-r
 `--against OTHER/src` runs another checkout's code (main's, say) beside this one's, each run of each in a
 fresh child process (which goes first alternates), on the same repository, and prints its ratios beside
 these and the median of each pair's ratio of ratios.
+`--repo MIRROR` measures a real repository's history instead (a bare mirror, as `fetch` leaves under
+/work/.mirror, or any clone): it is cloned once under `--cache`, and "a pull" is HEAD's last 500 first-parent
+commits with everything merged through them (the line above the table says how many commits that was).
 `--breakdown` prints where the pull refresh's CPU went, per step and thread (`time.thread_time`: the import
 scan and the listing run in threads beside the main one, so their wall times overlap).
 """
@@ -54,6 +57,20 @@ def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def real_checkout(cache: Path, source: Path) -> Path:
+    """A work tree of the repository at `source`, cloned under `cache` the first time."""
+    name = source.resolve().parent.name if source.name in ("repo", ".git") else source.resolve().name
+    dest = cache / f"real-{name}"
+    if not (dest / ".git").exists():
+        done = subprocess.run(["git", "clone", "-q", str(source), str(dest)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(
+                f"could not check out {source} ({done.stderr.strip()[:300]}); a mirror missing its largest "
+                "blobs cannot be checked out: try another repository"
+            )
+    return dest
 
 
 def fresh_map(repo: Path, db: Path) -> tuple[RepoMap, sqlite3.Connection]:
@@ -167,7 +184,7 @@ def one_run(repo: Path, top: str, db: Path, breakdown: Breakdown | None) -> dict
     return {
         "rows": rows,
         "hot": (time.perf_counter() - start) / 100,
-        "report": str(report),
+        "report": f"{report.new_commits} new commits, {len(report.renames)} renames, {report.files} files",
         "steps": breakdown.run() if breakdown is not None else {},
     }
 
@@ -180,12 +197,16 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "tether-bench")
     parser.add_argument("--against", type=Path, default=None, help="another checkout's src/ to compare with")
     parser.add_argument("--breakdown", action="store_true", help="the pull refresh's CPU per step")
+    parser.add_argument("--repo", type=Path, default=None, help="a real repository's mirror instead")
     parser.add_argument("--one-run", action="store_true", help=argparse.SUPPRESS)  # a child of --against
     args = parser.parse_args()
 
     args.cache.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    repo = bigrepo.cached(args.cache, args.commits, args.files)
+    if args.repo is not None:
+        repo = real_checkout(args.cache, args.repo)
+    else:
+        repo = bigrepo.cached(args.cache, args.commits, args.files)
     top = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
     ).stdout.strip()
@@ -193,7 +214,16 @@ def main() -> None:
     if args.one_run:
         print(json.dumps(one_run(repo, top, args.cache / "bench-repomap-against.db", breakdown)))
         return
-    print(f"repository: {repo} ({args.commits} commits, ready in {time.perf_counter() - started:.1f}s)")
+    commits = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    pulled = subprocess.run(
+        ["git", "rev-list", "--count", f"HEAD~{PULL}..HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"repository: {repo} ({commits} commits, ready in {time.perf_counter() - started:.1f}s); "
+        f"the pull: {pulled} commits"
+    )
     runs: dict[str, list[dict[str, object]]] = {"this": [], "against": []}
     for n in range(args.runs):
         sides = ["this", "against"] if args.against else ["this"]
@@ -247,6 +277,7 @@ def other_run(args: argparse.Namespace, src: Path) -> dict[str, object]:
     """One run of this script on the code in `src`, in a child process (same repository and cache)."""
     argv = [sys.executable, __file__, "--one-run", "--commits", str(args.commits), "--files", str(args.files)]
     argv += ["--cache", str(args.cache)] + (["--breakdown"] if args.breakdown else [])
+    argv += ["--repo", str(args.repo)] if args.repo is not None else []
     env = {**os.environ, "TETHER_BENCH_SRC": str(src.resolve())}
     out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
     result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
