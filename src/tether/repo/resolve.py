@@ -44,6 +44,7 @@ class Resolver:
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
         # are absolute, and each module is imported by several files.
         self._absolute: dict[str, str | None] = dict(absolute or {})
+        self._go_found: dict[str, str | None] = {}
 
     def absolute_specs(self) -> dict[str, str | None]:
         """The absolute Python specs resolved so far, and to what (the same from every importer)."""
@@ -161,15 +162,24 @@ class Resolver:
         return packages
 
     def _go(self, importer: str, spec: str) -> str | None:
+        pkg = self._go_package(spec)
+        return pkg + "/" if pkg is not None and posixpath.dirname(importer) != pkg else None
+
+    def _go_package(self, spec: str) -> str | None:
+        """The package directory an import path names in this file set, the same from every importer: found
+        once per path (a repository's files import the same few hundred paths thousands of times)."""
+        if spec in self._go_found:
+            return self._go_found[spec]
+        found = None
         for module, directory in self.go_modules:
             if spec == module or spec.startswith(module + "/"):
                 pkg = posixpath.join(directory, spec[len(module) + 1 :]) if spec != module else directory
                 pkg = posixpath.normpath(pkg) if pkg else ""
                 pkg = "" if pkg == "." else pkg
-                if pkg in self.go_packages and posixpath.dirname(importer) != pkg:
-                    return pkg + "/"
-                return None
-        return None
+                found = pkg if pkg in self.go_packages else None
+                break
+        self._go_found[spec] = found
+        return found
 
     # Rust
 
