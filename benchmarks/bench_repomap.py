@@ -83,7 +83,9 @@ def fresh_map(repo: Path, db: Path) -> tuple[RepoMap, sqlite3.Connection]:
 
 
 def git_out(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, env=bigrepo.GIT_ENV, capture_output=True, check=True)
+    done = subprocess.run(["git", *args], cwd=repo, env=bigrepo.GIT_ENV, capture_output=True, text=True)
+    if done.returncode != 0:  # (a mirror missing blobs that rename detection reads, say)
+        raise SystemExit(f"`git {' '.join(args)}` failed in {repo}: {done.stderr.strip()[:300]}")
 
 
 ROWS = {
