@@ -261,3 +261,36 @@ def test_a_file_importing_itself_does_not_count() -> None:
     assert fan_in_of({"pkg/__init__.py": "from pkg import x\n", "pkg/x.py": "import pkg.x\n"}) == {
         "pkg/x.py": 1
     }
+
+
+# Files a clone could hold to stall the repo map: each made a pattern read to the end of the text again from
+# every place it started (minutes for a few hundred KB, hours at the 2 MB a source file may have). Each is now
+# read in a pass or two; the timeout is a guard against hanging, not a speed claim (these take well under a
+# second each on a loaded machine).
+SLOW_BEFORE = [
+    ("x.rs", "use a\n" * 300_000),  # a `use` with no `;` after it
+    ("x.rs", "pub(mod x;\n" * 300_000),  # `pub(` never closed before `mod`
+    ("x.rs", "use crate::" + "{a," * 100_000 + ";"),  # braces nested without end
+    ("x.rs", "/* " * 300_000),  # block comments never closed
+    ("x.go", "import (\n" * 300_000),  # import blocks never closed
+    ("x.ts", "/* " * 300_000),
+    ("x.py", "from a import (\n" * 300_000),  # parentheses never closed
+    ("x.py", '"""\\' * 300_000 + "\nimport a\n"),  # triple-quoted strings that never close
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("path", "text"), SLOW_BEFORE, ids=[f"{p}-{i}" for i, (p, _) in enumerate(SLOW_BEFORE)]
+)
+def test_a_file_built_to_be_slow_is_read_in_a_pass(path: str, text: str) -> None:
+    assert isinstance(parse_imports(path, text), list)
+
+
+def test_what_the_one_pass_readers_still_find() -> None:
+    # A triple quote that never closes hides nothing after it, as before (a lone `"""` inside a short string
+    # is one), and a later string of the other quote still hides what it holds.
+    assert parse_imports("x.py", "'''\nimport a\n") == ["a"]
+    assert parse_imports("x.py", "x = '\"\"\"'\nimport a\n'''\nimport b\n'''\n") == ["a"]
+    assert parse_imports("x.rs", "use crate::a;\nuse ;\nuse crate::b;\n") == ["use:crate::a", "use:crate::b"]
+    assert parse_imports("x.go", 'package p\nimport (\n\t"a/b"\n)\nimport ("c"\n') == ["a/b"]

@@ -76,8 +76,6 @@ def parse_imports(path: str, text: str) -> list[str]:
 # -- parsing ---------------------------------------------------------------------------------------
 
 
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)
 # A relative specifier, then what must come just before it. Looking for the quoted string first and for the
 # keyword behind it is twice as fast as one pattern led by the keywords (tried at every position of the
 # file); a keyword more than `_JS_LOOKBACK` characters before its string (a long run of blanks) is missed.
@@ -86,23 +84,47 @@ _JS_BEFORE = re.compile(r"(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)\Z")
 _JS_LOOKBACK = 64
 
 
-def _strip_comments(text: str) -> str:
-    # Each substitution only where its comment can be (both scan the whole text, even to find nothing).
-    if "/*" in text:
-        text = _BLOCK_COMMENT.sub("", text)
-    return _LINE_COMMENT.sub("", text) if "//" in text else text
+def _without_block_comments(text: str) -> str:
+    r"""`text` without its `/* ... */` comments (each from a `/*` to the next `*/`; from a `/*` never closed,
+    nothing more is cut, as a regex `/\*.*?\*/` would leave it). In one pass: that regex tries every `/*`
+    again to the end of the text when none closes, and a file of them took minutes."""
+    if "/*" not in text:
+        return text
+    kept, pos = [], 0
+    while (opened := text.find("/*", pos)) >= 0:
+        closed = text.find("*/", opened + 2)
+        if closed < 0:
+            break
+        kept.append(text[pos:opened])
+        pos = closed + 2
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+_WORD_START = re.compile(r"\b")
+_LINE_COMMENT_TAIL = re.compile(r"//[^\n]*")
+
+
+def _at_word_start(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    r"""What `\b` followed by `pattern` finds in `text` (as `finditer` would: leftmost, not overlapping)."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        if _WORD_START.match(text, m.start()):
+            yield m
+            pos = m.end()
+        else:
+            pos = m.start() + 1
 
 
 def _js_specs(text: str) -> list[str]:
-    if "/*" in text:
-        text = _BLOCK_COMMENT.sub("", text)
+    text = _without_block_comments(text)
     before = _JS_BEFORE.search
     out = []
     for m in _JS_QUOTED.finditer(text):
         start = m.start()
         keyword = before(text, max(0, start - _JS_LOOKBACK), start)
-        # Neither the string nor its keyword on a line that is a `//` comment (what `_strip_comments`
-        # removes; asked of the few strings found, not by rewriting the whole text).
+        # Neither the string nor its keyword on a line that is a `//` comment (asked of the few strings
+        # found, not by rewriting the whole text).
         if (
             keyword is not None
             and not _in_line_comment(text, keyword.start())
@@ -120,8 +142,8 @@ def _in_line_comment(text: str, at: int) -> bool:
     return line + 2 <= at and text.startswith("//", line)
 
 
-_GO_BLOCK = re.compile(r"\bimport\s*\((.*?)\)", re.S)
-_GO_SINGLE = re.compile(r"""\bimport\s+(?:[\w.]+\s+)?["`]([^"`\n]+)["`]""")
+_GO_BLOCK = re.compile(r"import\s*\(")  # (at a word start: `_at_word_start`)
+_GO_SINGLE = re.compile(r"""import\s+(?:[\w.]+\s+)?["`]([^"`\n]+)["`]""")
 _GO_STRING = re.compile(r"""["`]([^"`\n]+)["`]""")
 
 
@@ -148,13 +170,18 @@ def _go_header(text: str) -> str:
 
 def _go_specs(text: str) -> list[str]:
     # Import paths never contain "//", so cutting every line at "//" is safe for what we look for.
-    text = _go_header(text)
-    if "/*" in text:
-        text = _BLOCK_COMMENT.sub("", text)
-    text = re.sub(r"//[^\n]*", "", text) if "//" in text else text
-    out = [m.group(1) for m in _GO_SINGLE.finditer(text)]
-    for block in _GO_BLOCK.finditer(text):
-        out.extend(m.group(1) for m in _GO_STRING.finditer(block.group(1)))
+    text = _without_block_comments(_go_header(text))
+    text = _LINE_COMMENT_TAIL.sub("", text) if "//" in text else text
+    out = [m.group(1) for m in _at_word_start(_GO_SINGLE, text)]
+    pos = 0
+    for m in _at_word_start(_GO_BLOCK, text):
+        if m.start() < pos:
+            continue  # (inside the block read last)
+        closed = text.find(")", m.end())  # the block: up to the first `)`, as `import\s*\((.*?)\)` reads it
+        if closed < 0:
+            break  # no block closes after here
+        out.extend(g.group(1) for g in _GO_STRING.finditer(text, m.end(), closed))
+        pos = closed + 1
     return out
 
 
@@ -167,30 +194,17 @@ def _gomod_specs(text: str) -> list[str]:
 # `_at_word_start`): a leading anchor keeps the regex engine from skipping ahead to that word, which made
 # these patterns 3-30x slower on a repository's Rust files.
 _RUST_MOD = re.compile(r"mod\s+(\w+)\s*;")
-_RUST_MOD_LINE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", re.M)  # from the line's start
-_RUST_USE = re.compile(r"use\s+([^;]+);")
+_RUST_MOD_LINE = re.compile(r"^\s*(?:pub(?:\([^)\n]*\))?\s+)?mod\s+(\w+)\s*;", re.M)  # from the line's start
+_RUST_USE = re.compile(r"use\s+")  # then the tree, to the next `;` (`_rust_uses`)
 _RUST_PATH = re.compile(r"(?:crate|super|self)(?:\s*::\s*\w+)+")
 _RUST_ROOTS = ("crate", "super", "self")
-_WORD_START = re.compile(r"\b")
 _USE_PUNCT = re.compile(r"\s*(::|[{},])\s*")
 _USE_ALIAS = re.compile(r"\s+as\s+\w+$")
 _BLANKS = re.compile(r"\s+")
-_LINE_COMMENT_TAIL = re.compile(r"//[^\n]*")
-
-
-def _at_word_start(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
-    """What `\b` followed by `pattern` finds in `text` (as `finditer` would: leftmost, not overlapping)."""
-    pos = 0
-    while (m := pattern.search(text, pos)) is not None:
-        if _WORD_START.match(text, m.start()):
-            yield m
-            pos = m.end()
-        else:
-            pos = m.start() + 1
 
 
 def _rust_mods(text: str) -> Iterator[str]:
-    """`mod x;` items: the word `mod` with only blanks or a `pub(...)` before it on its line (one line: a
+    r"""`mod x;` items: the word `mod` with only blanks or a `pub(...)` before it on its line (one line: a
     `pub(\n...)` spread over several is not seen)."""
     pos = 0
     while (m := _RUST_MOD.search(text, pos)) is not None:
@@ -202,17 +216,36 @@ def _rust_mods(text: str) -> Iterator[str]:
             pos = m.start() + 1
 
 
+def _rust_uses(text: str) -> Iterator[tuple[int, int, str]]:
+    r"""`use` items as (start, end, the tree): what `\buse\s+([^;]+);` finds, in one pass (that pattern reads
+    from every `use` to the end of the text when no `;` follows, and a file of them took minutes)."""
+    pos, semi = 0, -1
+    while (m := _RUST_USE.search(text, pos)) is not None:
+        start = m.start()
+        if not _WORD_START.match(text, start):
+            pos = start + 1
+            continue
+        if semi < m.end():
+            semi = text.find(";", m.end())  # (the first after it: none lies between)
+            if semi < 0:
+                return
+        if semi - (start + 3) < 2:  # `use ;`: the blank and the tree need a character each
+            pos = start + 1
+            continue
+        yield start, semi + 1, text[m.end() : semi]
+        pos = semi + 1
+
+
 def _rust_specs(text: str) -> list[str]:
-    if "/*" in text:
-        text = _BLOCK_COMMENT.sub("", text)
+    text = _without_block_comments(text)
     if "//" in text:
         text = _LINE_COMMENT_TAIL.sub("", text)
     out = [f"mod:{name}" for name in _rust_mods(text)]
     outside, last = [], 0  # the text without its `use` items
-    for m in _at_word_start(_RUST_USE, text):
-        outside.append(text[last : m.start()])
-        last = m.end()
-        tree = _USE_PUNCT.sub(r"\1", m.group(1).strip())
+    for start, end, body in _rust_uses(text):
+        outside.append(text[last:start])
+        last = end
+        tree = _USE_PUNCT.sub(r"\1", body.strip())
         for path in _expand_use_tree(tree):
             segs = [s for s in _USE_ALIAS.sub("", path).split("::") if s]
             if segs and segs[-1] == "self":
@@ -226,11 +259,18 @@ def _rust_specs(text: str) -> list[str]:
     return out
 
 
-def _expand_use_tree(tree: str) -> list[str]:
+# Braces nested deeper than this in one `use` item are not Rust anyone writes: a file's text, not the reader's
+# stack, decides how deep the recursion would go.
+_USE_TREE_DEPTH = 16
+
+
+def _expand_use_tree(tree: str, levels: int = _USE_TREE_DEPTH) -> list[str]:
     """`a::{b,c::{d,e}}` -> [a::b, a::c::d, a::c::e] (whitespace around `::{},` already removed)."""
     brace = tree.find("{")
     if brace < 0:
         return [tree]
+    if levels == 0:
+        return []
     prefix, inner = tree[:brace], tree[brace + 1 : tree.rfind("}")]
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(inner):
@@ -242,4 +282,4 @@ def _expand_use_tree(tree: str) -> list[str]:
             parts.append(inner[start:i])
             start = i + 1
     parts.append(inner[start:])
-    return [prefix + sub for part in parts if part for sub in _expand_use_tree(part)]
+    return [prefix + sub for part in parts if part for sub in _expand_use_tree(part, levels - 1)]

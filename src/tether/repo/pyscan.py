@@ -34,6 +34,8 @@ _SCAN = re.compile(
     """,
     re.M | re.S | re.X,
 )
+# The start of `from m import (`: a statement `_SCAN` reads only up to a `)` (the first one, comments or not).
+_FROM_GROUP = re.compile(r"[ \t]*from[ \t]+(?:\.+[\w.]*|[\w.]+)[ \t]+import[ \t]*\(")
 _COMMENT = re.compile(r"#[^\n]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _NAME = re.compile(r"[A-Za-z_]\w*|\*")
@@ -57,24 +59,36 @@ def _statements(text: str) -> Iterator[re.Match[str]]:
     `str.find` (C speed) jumps to the next triple quote or the next line holding `import`, `_SCAN` is tried
     only there, and a string without a backslash is skipped to its closing quotes by `find` too. Same
     answers, 3-4x faster on real source files (most lines hold neither); the first build of the repo map
-    and a refresh after a pull scan every changed file."""
+    and a refresh after a pull scan every changed file.
+
+    What `finditer` would try in vain is not tried, so that no file costs more than a pass or two (a file
+    of them took minutes): a `from m import (` with no `)` after it (it cannot match), and once a triple-
+    quoted string never closes, every later one of that quote (none of them can close either: where each
+    opens, the first one's reading is past an escaped quote, in step with it)."""
     pos, size = 0, len(text)
     # The next `import` and the next of each triple quote at or after `pos` (quotes: size for none), each
-    # found once and kept until `pos` passes it.
-    word = double = single = -1
+    # found once and kept until `pos` passes it; the next `)`, when asked (size: none).
+    word = double = single = paren = -1
+    never = ""  # the triple quotes that never close from here on
     while pos < size:
         if word < pos:
             word = text.find("import", pos)
             if word < 0:
                 return  # no statement after here: the strings left (a file's many docstrings) are not walked
         if double < pos:
-            double = text.find('"""', pos) % (size + 1)  # -1 (none) becomes size
+            double = size if '"' in never else text.find('"""', pos) % (size + 1)  # -1 (none) becomes size
         if single < pos:
-            single = text.find("'''", pos) % (size + 1)
+            single = size if "'" in never else text.find("'''", pos) % (size + 1)
         quote = min(double, single)
         if word < quote:
             start = text.rfind("\n", 0, word) + 1
-            found = _SCAN.match(text, start) if start >= pos else None  # else: not a line start
+            found = None  # (before `pos`: not a line start)
+            if start >= pos:
+                group = _FROM_GROUP.match(text, start) is not None
+                if group and paren < start:
+                    paren = text.find(")", start) % (size + 1)
+                if not group or paren < size:
+                    found = _SCAN.match(text, start)
             if found is not None and found.group("string") is None:
                 yield found
                 pos = found.end()
@@ -86,8 +100,11 @@ def _statements(text: str) -> Iterator[re.Match[str]]:
             pos = close + 3  # no escape inside: `_SCAN` ends the string there too
             continue
         found = _SCAN.match(text, quote)
-        # An unterminated string: as `finditer`, go on from the next character.
-        pos = found.end() if found is not None and found.group("string") is not None else quote + 1
+        if found is not None and found.group("string") is not None:
+            pos = found.end()
+        else:  # an unterminated string: as `finditer`, go on from the next character
+            never += text[quote]
+            pos = quote + 1
 
 
 def python_specs(text: str) -> list[str]:
