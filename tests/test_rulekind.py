@@ -56,3 +56,22 @@ def test_table_rows_are_reference_and_examples_follow_their_section() -> None:
         "AGENTS.md", "## 3.1 Avoid ALTER TABLE DELETE\n\n**Incorrect:**\n\n```sql\nx\n```\n"
     )
     assert classify(example, "Incorrect (example).") == "gotcha"
+
+
+# A clone's rule file could hold these to stall a sync: each made a pattern read to the end of the text again
+# from every line (blank lines under a `\s*`, code fences that never close, a table separator's blanks).
+# The timeout guards against hanging; each takes well under a second.
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n" * 300_000 + "Never push to main.",
+        "```\n" * 200_000,
+        "".join("`" * (n + 3) + "\n" for n in range(3_000, 0, -1)),  # each fence longer than any after it
+        "| a | b |\n|" + " " * 300_000 + "-\n| 1 | 2 |\n",
+    ],
+    ids=["blank-lines", "unclosed-fences", "shrinking-fences", "table-blanks"],
+)
+def test_a_rule_file_built_to_be_slow_is_read_in_a_pass(text: str) -> None:
+    assert by_wording(text, "x") in ("gotcha", "decision", "context", "pref")
+    split_rules("AGENTS.md", text)

@@ -122,3 +122,16 @@ def test_clauses_and_path_terms() -> None:
         "tsx",
     ]
     assert path_terms(["src/index.ts"]) == []  # where a file is, not what it is about
+
+
+# Prompts that made a pattern read a run of blanks to its end from each of its blanks (seconds for a few
+# KB, hours for a pasted megabyte). The timeout guards against hanging; each takes well under a second.
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "prompt",
+    ["a" + " " * 300_000 + "b", " \n" * 200_000, "x" + " " * 300_000 + "\n" + "\t" * 300_000 + "y"],
+    ids=["blanks", "blank-lines", "indents"],
+)
+def test_a_prompt_built_to_be_slow_is_read_in_a_pass(prompt: str) -> None:
+    sanitize(prompt)
+    assert clauses(prompt) in ([], [["b"]], [["a", "b"]], [["a"], ["b"]], [["x"], ["y"]], [["x", "y"]])

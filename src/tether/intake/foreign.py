@@ -68,7 +68,8 @@ OBSERVATION_CATEGORY = {
 }
 
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\[]*[^\]\[\sxX][^\]\[]*)\]\s+(.+?)\s*$")
-_CONTEXT = re.compile(r"\s*\(([^()]*)\)\s*$")
+# (From the start of a run of blanks only: tried inside a long one, `\s*` read to its end from every blank.)
+_CONTEXT = re.compile(r"(?<!\s)\s*\(([^()]*)\)\s*$")
 _TAG = re.compile(r"(?<![\w&/])#([\w][\w/-]*)")
 Log = Callable[[str], None]
 

@@ -188,9 +188,9 @@ MARK_WORDS = ("pref", "decision", "gotcha", "context", "core", "skip")
 # it is not a rule of its own.
 _IMPORT_ONLY_RE = re.compile(r"^\s*(@[\w./~-]+\s*)+$")
 _COMMENT_ONLY_RE = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.DOTALL)
-_TRAILING_MARKUP = re.compile(r"[\s*_`]+$")
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
+# Matched against the stripped line: a long run of blanks at either end made `\s*` beside `\s*` try every split.
+_TABLE_SEPARATOR = re.compile(r"\|?(\s*:?-+:?\s*\|)+\s*:?-*:?")
 _EMPHASIZED = re.compile(r"^\s*(\*\*|__|\*|_)[^*_]+\1\s*:?\s*$")
 # A list whose every item is this short is one thought with its lead-in ("Before pushing run: - `lint`
 # - `test`"): items of four words stand for nothing alone. Longer items are rules of their own, each
@@ -388,7 +388,7 @@ def _loose_tables(blocks: list[_Block], lines: list[str]) -> list[_Block]:
         head = lines[run[0].start].strip()
         body = run[1:]
         separator = "|" + "---|" * max(1, head.count("|") - 1)
-        if _TABLE_SEPARATOR.match(lines[body[0].start]):
+        if _TABLE_SEPARATOR.fullmatch(lines[body[0].start].strip()):
             separator, body = lines[body[0].start].strip(), body[1:]
         table = _Block(
             "table", run[0].start, run[-1].end, run[0].heading, set().union(*(b.marks for b in run))
@@ -401,7 +401,7 @@ def _loose_tables(blocks: list[_Block], lines: list[str]) -> list[_Block]:
 
 
 def _is_lead_in(block: _Block) -> bool:
-    return block.kind == "para" and _TRAILING_MARKUP.sub("", MARKER_RE.sub("", block.text)).endswith(":")
+    return block.kind == "para" and _without_trailing_markup(MARKER_RE.sub("", block.text)).endswith(":")
 
 
 def _words(text: str) -> int:
@@ -409,7 +409,7 @@ def _words(text: str) -> int:
 
 
 def _lead_text(block: _Block) -> str:
-    text = _TRAILING_MARKUP.sub("", MARKER_RE.sub("", block.text)).rstrip(":")
+    text = _without_trailing_markup(MARKER_RE.sub("", block.text)).rstrip(":")
     return " ".join(re.sub(r"\*\*|__", "", text).strip("*_ ").split())
 
 
@@ -468,6 +468,15 @@ def _chunk(lines: list[str], start: int, end: int) -> tuple[str, int]:
         end -= 1
     chunk = "\n".join(line.rstrip() for line in lines[start:end])
     return textwrap.dedent(chunk.expandtabs(4)).strip("\n"), end - 1
+
+
+def _without_trailing_markup(text: str) -> str:
+    """`text` without the blanks and `*`, `_` or backquotes it ends with (the regex that did it tried every point of a long
+    run of them, each reading it to its end: a rule file of one took minutes)."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in "*_`"):
+        end -= 1
+    return text[:end]
 
 
 def split_rules(path: str, text: str) -> list[RuleUnit]:

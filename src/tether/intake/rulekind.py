@@ -22,6 +22,7 @@ Measured on hand-labelled rules of the quality benchmark's repositories (benchma
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tether.intake.rulefiles import RuleUnit
 
@@ -46,8 +47,10 @@ _TITLES = {
     "context": "context",
     "commands": "context",
 }
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*?)$.*?^\s*\1", re.MULTILINE | re.DOTALL)
-_MARKUP = re.compile(r"[*_>#|]+|^\s*(?:[-+]|\d{1,9}[.)])\s+", re.MULTILINE)
+# A line that starts with a code fence (`_fenced`). Indentation is `[ \t]*`, not `\s*`: from every line start
+# `\s*` ran over all the blank lines after it, and a rule file of blank lines took minutes; the prose is the same.
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+_MARKUP = re.compile(r"[*_>#|]+|^[ \t]*(?:[-+]|\d{1,9}[.)])\s+", re.MULTILINE)
 # A prohibition or an obligation anywhere in the rule's prose: breaking it breaks something.
 _GOTCHA = re.compile(
     r"\b(?:never|must|mustn't|shall not|do not|don't|dont|does not work|doesn't work|cannot|can't|"
@@ -134,7 +137,7 @@ def by_wording(text: str, summary: str, *, lead: str = "") -> str:
     >>> by_wording("Use `uv`, not `pip`.", "Use `uv`, not `pip`.")
     'decision'
     """
-    prose = _flat(_FENCE.sub(" ", text))
+    prose = _flat(_without_fenced(text))
     opening = _flat(summary)
     said = _LABEL.sub("", opening, count=1)  # "Linux: Install ..." says "Install ..."
     if (
@@ -167,4 +170,45 @@ def _flat(markdown: str) -> str:
 
 
 def _shell_block(text: str) -> bool:
-    return any(m.group(2).strip().lower() in _SHELL_INFO for m in _FENCE.finditer(text))
+    return any(info.strip().lower() in _SHELL_INFO for _, _, info in _fenced(text))
+
+
+def _without_fenced(text: str) -> str:
+    kept, pos = [], 0
+    for start, end, _ in _fenced(text):
+        kept += [text[pos:start], " "]
+        pos = end
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+def _fenced(text: str) -> Iterator[tuple[int, int, str]]:
+    r"""The fenced code blocks of `text` as (start, end, info string): the blocks the regex
+    `^\s*(`{3,}|~{3,})(.*?)$.*?^\s*\1` (MULTILINE, DOTALL) finds, each from its opening line's start (where
+    that regex began at the blank lines before it), in one pass over the fence lines: that regex read from
+    every fence that never closes to the end of the text again, and a rule file of them took minutes.
+    As its backtracking does, an opening run of R characters closes at the first later line opening with
+    L of them, L the most up to R that some later line has (a fence with nothing after it of its
+    character opens nothing)."""
+    lines = [(m.start(), m.start(1), m.group(1)) for m in _FENCE_LINE.finditer(text)]
+    most: dict[str, int] = {}  # per character, the longest run on the lines after the one looked at
+    after: list[dict[str, int]] = []
+    for _, _, run in reversed(lines):
+        after.append(dict(most))
+        most[run[0]] = max(most.get(run[0], 0), len(run))
+    after.reverse()
+    i = 0
+    while i < len(lines):
+        start, at, run = lines[i]
+        length = min(len(run), after[i].get(run[0], 0))
+        if length < 3:
+            i += 1
+            continue
+        fence = run[:length]
+        j = i + 1
+        while not lines[j][2].startswith(fence):
+            j += 1
+        line_end = text.find("\n", at)
+        info = text[at + length : len(text) if line_end < 0 else line_end]
+        yield start, lines[j][1] + length, info
+        i = j + 1

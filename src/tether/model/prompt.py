@@ -16,18 +16,17 @@ KEEP_WHOLE_CHARS = 400
 
 _FENCE_RE = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
 _TRACE_LINE_RE = re.compile(
-    r"""^\s*(
+    r"""(
         Traceback\ \(most\ recent\ call\ last\) |
         File\ ".*",\ line\ \d+ |
         at\ [\w$.<>\[\]/]+\s*\(.*\) | at\ [\w$.<>/]+:\d+ |
         [\w.]*(Error|Exception|Warning|Panic)(:|\s*$) |
-        panic:\ | goroutine\ \d+ | \s*at\ .*\.(java|kt|scala):\d+ |
+        panic:\ | goroutine\ \d+ | at\ .*\.(java|kt|scala):\d+ |
         \d{4}-\d\d-\d\d[ T]\d\d:\d\d |
         [\w./-]+:\d+:\d+ |
         \[?(DEBUG|INFO|WARN|WARNING|ERROR|TRACE)\]?\s |
         [|>$#]\s |
-        \^+\s*$ |
-        \s{4,}\S
+        \^+\s*$
     )""",
     re.X,
 )
@@ -58,7 +57,11 @@ def sanitize(prompt: str) -> str:
     return kept[-KEEP_WHOLE_CHARS:]
 
 
-_CLAUSE_RE = re.compile(r"[,;:.?!\n]+|\s+(?:and|or|but|then)\s+", re.I)
+# Clauses end at punctuation and newlines, then at a joining word inside a line (from the start of its run of
+# blanks only: `\s+` tried from inside a long run read to its end again from every blank, and a prompt of
+# blanks took minutes; one pattern for both did the same over blank lines).
+_CLAUSE_END = re.compile(r"[,;:.?!\n]+")
+_CLAUSE_JOIN = re.compile(r"(?<!\s)\s+(?:and|or|but|then)\s+", re.I)
 
 
 def clauses(text: str) -> list[list[str]]:
@@ -67,7 +70,7 @@ def clauses(text: str) -> list[list[str]]:
     >>> clauses("what port does staging use, and which host?")
     [['port', 'staging'], ['host']]
     """
-    out = [terms(part) for part in _CLAUSE_RE.split(text)]
+    out = [terms(part) for line in _CLAUSE_END.split(text) for part in _CLAUSE_JOIN.split(line)]
     return [c for c in out if c]
 
 
@@ -101,7 +104,10 @@ def last_question(text: str) -> str:
 
 
 def _looks_like_noise(line: str) -> bool:
-    if _TRACE_LINE_RE.match(line):
+    # The indentation apart, not a leading `\s*` in the pattern: with one, a line of blanks made each of its
+    # alternatives read them again from every point the `\s*` gave back.
+    body = line.lstrip()
+    if (body and len(line) - len(body) >= 4) or _TRACE_LINE_RE.match(body):
         return True
     letters = sum(ch.isalpha() or ch == " " for ch in line)
     return len(line) > 20 and letters / len(line) < 0.6

@@ -245,7 +245,8 @@ def _rust_specs(text: str) -> list[str]:
     for start, end, body in _rust_uses(text):
         outside.append(text[last:start])
         last = end
-        tree = _USE_PUNCT.sub(r"\1", body.strip())
+        # (Blanks collapsed first: around a long run of them `\s*` beside `\s*` tried every split of it.)
+        tree = _USE_PUNCT.sub(r"\1", _BLANKS.sub(" ", body.strip()))
         for path in _expand_use_tree(tree):
             segs = [s for s in _USE_ALIAS.sub("", path).split("::") if s]
             if segs and segs[-1] == "self":
