@@ -471,8 +471,8 @@ def _chunk(lines: list[str], start: int, end: int) -> tuple[str, int]:
 
 
 def _without_trailing_markup(text: str) -> str:
-    """`text` without the blanks and `*`, `_` or backquotes it ends with (the regex that did it tried every point of a long
-    run of them, each reading it to its end: a rule file of one took minutes)."""
+    """`text` without the blanks and `*`, `_` or backquotes it ends with (the regex that did it tried every
+    point of a long run of them, each reading it to its end: a rule file of one took minutes)."""
     end = len(text)
     while end and (text[end - 1].isspace() or text[end - 1] in "*_`"):
         end -= 1
