@@ -25,8 +25,8 @@ Coverage, and what is not covered:
   TypeScript ESM habit of importing `./x.js` for `./x.ts`. Not covered: package names, tsconfig
   `paths`/`baseUrl` aliases, template-literal specifiers; a specifier inside a string or a `//` comment
   that does not start its line can count.
-- Go (regex): import paths under a module declared by a `go.mod` in the repo (longest module path
-  wins). A package's fan-in is the number of files in other directories importing it; each non-test
+- Go (regex, over the file's header: imports come before its first top-level declaration): import paths
+  under a module declared by a `go.mod` in the repo (longest module path wins). A package's fan-in is the number of files in other directories importing it; each non-test
   file of the package carries it (`_test.go` files get 0). Not covered: `replace` directives, vendoring.
 - Rust (regex): `mod x;` (`x.rs` or `x/mod.rs` beside the declaring module) and `crate::`/`super::`/
   `self::` paths, in `use` trees (braces expanded) and inline, resolved to the longest module prefix
