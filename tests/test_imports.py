@@ -274,6 +274,7 @@ SLOW_BEFORE = [
     ("x.rs", "/* " * 300_000),  # block comments never closed
     ("x.go", "import (\n" * 300_000),  # import blocks never closed
     ("x.ts", "/* " * 300_000),
+    ("x.ts", "'./" * 300_000),  # quoted strings on one line, none after a keyword
     ("x.py", "from a import (\n" * 300_000),  # parentheses never closed
     ("x.py", '"""\\' * 300_000 + "\nimport a\n"),  # triple-quoted strings that never close
 ]
@@ -294,3 +295,9 @@ def test_what_the_one_pass_readers_still_find() -> None:
     assert parse_imports("x.py", "x = '\"\"\"'\nimport a\n'''\nimport b\n'''\n") == ["a"]
     assert parse_imports("x.rs", "use crate::a;\nuse ;\nuse crate::b;\n") == ["use:crate::a", "use:crate::b"]
     assert parse_imports("x.go", 'package p\nimport (\n\t"a/b"\n)\nimport ("c"\n') == ["a/b"]
+
+
+def test_js_keyword_then_comment_lines_then_its_string_and_quotes_that_close_and_open() -> None:
+    text = "import a from\n  // why this one\n  './a'\nx = '..//b from '../c'\n"
+    # The string after comment lines keeps its keyword; a closing quote can open the next specifier.
+    assert parse_imports("x.ts", text) == ["./a", "../c"]

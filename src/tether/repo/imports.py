@@ -119,27 +119,51 @@ def _at_word_start(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str
 def _js_specs(text: str) -> list[str]:
     text = _without_block_comments(text)
     before = _JS_BEFORE.search
-    out = []
-    for m in _JS_QUOTED.finditer(text):
+    out: list[str] = []
+    pos = line = seen = 0  # `line`: where the line holding `seen` starts (strings come in order: found once)
+    while (m := _JS_QUOTED.search(text, pos)) is not None:
         start = m.start()
-        keyword = before(text, max(0, start - _JS_LOOKBACK), start)
+        newline = text.rfind("\n", seen, start)
+        line, seen = (newline + 1 if newline >= 0 else line), start
         # Neither the string nor its keyword on a line that is a `//` comment (asked of the few strings
         # found, not by rewriting the whole text).
-        if (
-            keyword is not None
-            and not _in_line_comment(text, keyword.start())
-            and not _in_line_comment(text, start)
-        ):
+        keyword = before(text, max(0, start - _JS_LOOKBACK), start)
+        if _comment_line(text, line, start):
+            found = False
+        elif keyword is not None:
+            at = keyword.start()
+            found = not _comment_line(text, line if at >= line else text.rfind("\n", 0, at) + 1, at)
+        else:
+            found = "//" in text[max(0, start - _JS_LOOKBACK) : start] and _keyword_past_comments(text, start)
+        if found:
             out.append(m.group(2))
+            pos = m.end()
+        else:
+            pos = start + 1  # its closing quote may open the next one (the pattern led by keywords saw that)
     return out
 
 
-def _in_line_comment(text: str, at: int) -> bool:
-    """Whether `at` is on a line whose first non-blank characters are `//`, past them."""
-    line = text.rfind("\n", 0, at) + 1
+def _comment_line(text: str, line: int, at: int) -> bool:
+    """Whether `at`, on the line starting at `line`, is past the `//` that line's first non-blanks are."""
     while line < at and text[line] in " \t\r\f\v":
         line += 1
     return line + 2 <= at and text.startswith("//", line)
+
+
+_LINE_COMMENT = re.compile(r"^\s*//.*$", re.MULTILINE)
+_JS_REACH = 1024  # how far back a keyword is looked for past comment lines (a longer line: not looked at)
+
+
+def _keyword_past_comments(text: str, start: int) -> bool:
+    """Whether the keyword comes before the string at `start` once the `//` comment lines are taken out (a
+    keyword, then comment lines, then its string), as stripping every comment line first found it: asked
+    of the lines just before the string only."""
+    begin = max(0, start - 4 * _JS_LOOKBACK)
+    newline = text.rfind("\n", max(0, begin - _JS_REACH), begin) if begin else -1
+    if begin and newline < 0 and begin > _JS_REACH:
+        return False  # the line is longer than the reach
+    cleaned = _LINE_COMMENT.sub("", text[newline + 1 : start])
+    return _JS_BEFORE.search(cleaned, max(0, len(cleaned) - _JS_LOOKBACK)) is not None
 
 
 _GO_BLOCK = re.compile(r"import\s*\(")  # (at a word start: `_at_word_start`)
