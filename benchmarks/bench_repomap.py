@@ -19,7 +19,8 @@ loaded machine slows baseline and subject alike; ratios are medians of the per-r
 fresh child process (which goes first alternates), on the same repository, and prints its ratios beside
 these and the median of each pair's ratio of ratios.
 `--repo MIRROR` measures a real repository's history instead (a bare mirror, as `fetch` leaves under
-/work/.mirror, or any clone): it is cloned once under `--cache`, and "a pull" is HEAD's last 500 first-parent
+/work/.mirror, or any clone): it is cloned once under `--cache` (where its mirror lacks blobs rename detection reads over a baseline's range,
+that baseline runs `git log --no-renames`, as the map then reads it), and "a pull" is HEAD's last 500 first-parent
 commits with everything merged through them (the line above the table says how many commits that was).
 `--breakdown` prints where the pull refresh's CPU went, per step and thread (`time.thread_time`: the import
 scan and the listing run in threads beside the main one, so their wall times overlap).
@@ -88,6 +89,18 @@ def git_out(repo: Path, *args: str) -> None:
         raise SystemExit(f"`git {' '.join(args)}` failed in {repo}: {done.stderr.strip()[:300]}")
 
 
+@functools.cache
+def renames_readable(repo: Path, *revs: str) -> bool:
+    """Whether `git log` can detect renames over `revs` (a mirror may lack blobs it reads: the map then reads
+    that history without them, `HistoryRestarted`, and the baseline does too)."""
+    args = ["git", "log", "-M", "--name-status", "--format=%H", *revs]
+    return subprocess.run(args, cwd=repo, env=bigrepo.GIT_ENV, capture_output=True).returncode == 0
+
+
+def log_args(repo: Path, *revs: str) -> list[str]:
+    return ["log", *revs] if renames_readable(repo, *revs) else ["log", "--no-renames", *revs]
+
+
 ROWS = {
     "build": "first build vs git log --name-only (all history)",
     "saves": "first build, saved part way vs written once",
@@ -147,7 +160,7 @@ def one_run(repo: Path, top: str, db: Path, breakdown: Breakdown | None) -> dict
     """Every row's (baseline, subject) seconds for one run, the hot path's, and the pull's report."""
     rows: dict[str, tuple[float, float]] = {}
     git_out(repo, "reset", "-q", "--hard", top)
-    base = timed(lambda: git_out(repo, "log", "--name-only", "--format=%H"))
+    base = timed(lambda: git_out(repo, *log_args(repo), "--name-only", "--format=%H"))  # (all of HEAD's)
     rm, conn = fresh_map(repo, db)
     build = timed(rm.refresh)
     rows["build"] = (base, build)
@@ -160,7 +173,8 @@ def one_run(repo: Path, top: str, db: Path, breakdown: Breakdown | None) -> dict
     rm, conn = fresh_map(repo, db)
     rm.refresh()
     git_out(repo, "reset", "-q", "--hard", top)
-    base = timed(lambda: git_out(repo, "log", "--name-status", f"{top}~{PULL}..{top}"))
+    pulled = f"{top}~{PULL}..{top}"
+    base = timed(lambda: git_out(repo, *log_args(repo, pulled), "--name-status"))
     if breakdown is not None:
         breakdown.on = True
     start = time.perf_counter()
