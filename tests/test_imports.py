@@ -270,6 +270,7 @@ def test_a_file_importing_itself_does_not_count() -> None:
 SLOW_BEFORE = [
     ("x.rs", "use a\n" * 300_000),  # a `use` with no `;` after it
     ("x.rs", "pub(mod x;\n" * 300_000),  # `pub(` never closed before `mod`
+    ("x.rs", "xmod a;" * 300_000),  # one line of `mod` that no item starts
     ("x.rs", "use crate::" + "{a," * 100_000 + ";"),  # braces nested without end
     ("x.rs", "/* " * 300_000),  # block comments never closed
     ("x.go", "import (\n" * 300_000),  # import blocks never closed

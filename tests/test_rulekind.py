@@ -69,8 +69,9 @@ def test_table_rows_are_reference_and_examples_follow_their_section() -> None:
         "```\n" * 200_000,
         "".join("`" * (n + 3) + "\n" for n in range(3_000, 0, -1)),  # each fence longer than any after it
         "| a | b |\n|" + " " * 300_000 + "-\n| 1 | 2 |\n",
+        "# Rules\n\n" + "<!-- -->" * 100_000 + "x\n\n- Never push.\n",  # comments, then not one
     ],
-    ids=["blank-lines", "unclosed-fences", "shrinking-fences", "table-blanks"],
+    ids=["blank-lines", "unclosed-fences", "shrinking-fences", "table-blanks", "comments"],
 )
 def test_a_rule_file_built_to_be_slow_is_read_in_a_pass(text: str) -> None:
     assert by_wording(text, "x") in ("gotcha", "decision", "context", "pref")

@@ -187,7 +187,6 @@ MARK_WORDS = ("pref", "decision", "gotcha", "context", "core", "skip")
 # A paragraph made only of Claude Code imports (`@AGENTS.md`, `@docs/style.md`) pulls in another file;
 # it is not a rule of its own.
 _IMPORT_ONLY_RE = re.compile(r"^\s*(@[\w./~-]+\s*)+$")
-_COMMENT_ONLY_RE = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.DOTALL)
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 # Matched against the stripped line: a long run of blanks at either end made `\s*` beside `\s*` try every split.
 _TABLE_SEPARATOR = re.compile(r"\|?(\s*:?-+:?\s*\|)+\s*:?-*:?")
@@ -319,7 +318,7 @@ def _blocks(lines: list[str], first: int, top_context: str) -> list[_Block]:
             # level 0 marks the document title: kept for its markers, left out of the trail's text
             trail.append((0 if start == title_line else level, title, _marks(content)))
             pending = set()
-        elif token.type == "html_block" and _COMMENT_ONLY_RE.match(token.content):
+        elif token.type == "html_block" and _comment_only(token.content):
             pending |= _marks(token.content)
         elif token.type in ("bullet_list_open", "ordered_list_open"):
             depth = 0
@@ -470,6 +469,15 @@ def _chunk(lines: list[str], start: int, end: int) -> tuple[str, int]:
     return textwrap.dedent(chunk.expandtabs(4)).strip("\n"), end - 1
 
 
+def _comment_only(text: str) -> bool:
+    """Whether `text` is HTML comments and blanks only: what `^\\s*(<!--.*?-->\\s*)+$` (DOTALL) matched, a
+    `<!--` first and a `-->` last (its `.*?` could span every comment between), without that pattern's
+    backtracking: "<!-- --><!-- -->...x" made it try every way to split the comments, and a rule file of
+    them never finished."""
+    core = text.strip()
+    return len(core) >= 7 and core.startswith("<!--") and core.endswith("-->")
+
+
 def _without_trailing_markup(text: str) -> str:
     """`text` without the blanks and `*`, `_` or backquotes it ends with (the regex that did it tried every
     point of a long run of them, each reading it to its end: a rule file of one took minutes)."""
@@ -512,7 +520,7 @@ def split_rules(path: str, text: str) -> list[RuleUnit]:
             body, last = _chunk(lines, start, end)
             if block.kind == "table":
                 body = f"{block.header}\n{body.strip()}"
-            if not body.strip() or _COMMENT_ONLY_RE.match(body):
+            if not body.strip() or _comment_only(body):
                 continue
             units.append(
                 RuleUnit(

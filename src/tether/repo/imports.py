@@ -26,8 +26,8 @@ Coverage, and what is not covered:
   `paths`/`baseUrl` aliases, template-literal specifiers; a specifier inside a string or a `//` comment
   that does not start its line can count.
 - Go (regex, over the file's header: imports come before its first top-level declaration): import paths
-  under a module declared by a `go.mod` in the repo (longest module path wins). A package's fan-in is the number of files in other directories importing it; each non-test
-  file of the package carries it (`_test.go` files get 0). Not covered: `replace` directives, vendoring.
+  under a module declared by a `go.mod` in the repo (longest module path wins). A package's fan-in is the
+  number of files in other directories importing it; each non-test file of the package carries it (`_test.go` files get 0). Not covered: `replace` directives, vendoring.
 - Rust (regex): `mod x;` (`x.rs` or `x/mod.rs` beside the declaring module) and `crate::`/`super::`/
   `self::` paths, in `use` trees (braces expanded) and inline, resolved to the longest module prefix
   that is a file under the crate root (the nearest directory holding `lib.rs` or `main.rs`). Not
@@ -230,9 +230,11 @@ _BLANKS = re.compile(r"\s+")
 def _rust_mods(text: str) -> Iterator[str]:
     r"""`mod x;` items: the word `mod` with only blanks or a `pub(...)` before it on its line (one line: a
     `pub(\n...)` spread over several is not seen)."""
-    pos = 0
+    pos = start = seen = 0  # `start`: where the line holding `seen` starts (candidates come in order)
     while (m := _RUST_MOD.search(text, pos)) is not None:
-        line = _RUST_MOD_LINE.match(text, text.rfind("\n", 0, m.start()) + 1)
+        newline = text.rfind("\n", seen, m.start())
+        start, seen = (newline + 1 if newline >= 0 else start), m.start()
+        line = _RUST_MOD_LINE.match(text, start)
         if line is not None and line.end() == m.end():
             yield m.group(1)
             pos = m.end()
