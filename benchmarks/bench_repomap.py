@@ -20,7 +20,7 @@ fresh child process (which goes first alternates), on the same repository, and p
 these and the median of each pair's ratio of ratios.
 `--repo MIRROR` measures a real repository's history instead (a bare mirror, as `fetch` leaves under
 /work/.mirror, or any clone): it is cloned once under `--cache` (where its mirror lacks blobs rename detection reads over a baseline's range,
-that baseline runs `git log --no-renames`, as the map then reads it), and "a pull" is HEAD's last 500 first-parent
+that baseline runs `git log -M100%`, exact renames alone, as the map then reads it), and "a pull" is HEAD's last 500 first-parent
 commits with everything merged through them (the line above the table says how many commits that was).
 `--breakdown` prints where the pull refresh's CPU went, per step and thread (`time.thread_time`: the import
 scan and the listing run in threads beside the main one, so their wall times overlap).
@@ -92,13 +92,13 @@ def git_out(repo: Path, *args: str) -> None:
 @functools.cache
 def renames_readable(repo: Path, *revs: str) -> bool:
     """Whether `git log` can detect renames over `revs` (a mirror may lack blobs it reads: the map then reads
-    that history without them, `HistoryRestarted`, and the baseline does too)."""
+    that history with exact renames alone, `HistoryRestarted`, and the baseline does too)."""
     args = ["git", "log", "-M", "--name-status", "--format=%H", *revs]
     return subprocess.run(args, cwd=repo, env=bigrepo.GIT_ENV, capture_output=True).returncode == 0
 
 
 def log_args(repo: Path, *revs: str) -> list[str]:
-    return ["log", *revs] if renames_readable(repo, *revs) else ["log", "--no-renames", *revs]
+    return ["log", *revs] if renames_readable(repo, *revs) else ["log", "-M100%", *revs]
 
 
 ROWS = {

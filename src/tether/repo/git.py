@@ -57,10 +57,17 @@ class Commit(NamedTuple):
 # --------------------------------------------------------------------------------------------
 
 
+# Settings a user's config could change and that would change what we parse; and no transport at all: in a
+# partial clone (`--filter=blob:none`) a read that meets a missing blob would fetch it from the promisor
+# remote, one request at a time (a first build's rename detection: every old blob of history), from inside
+# a hook. Refused, the read fails and its caller reads without that blob (`stream_commits`, `recent_lines`).
+# `GIT_NO_LAZY_FETCH` says the same to git 2.44 and later; `protocol.allow=never` to every git.
+_SETTINGS = ("-c", "diff.relative=false", "-c", "log.showSignature=false", "-c", "protocol.allow=never")
+
+
 def _command(root: Path, args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    # Settings a user's config could change and that would change what we parse.
-    cmd = ["git", "-C", str(root), "-c", "diff.relative=false", "-c", "log.showSignature=false", *args]
-    return cmd, {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    cmd = ["git", "-C", str(root), *_SETTINGS, *args]
+    return cmd, {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1"}
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
@@ -246,7 +253,7 @@ def read_commits(root: Path, revs: Sequence[str], prefix: str = "") -> list[Comm
     try:
         return [c for c in stream_commits(root, revs, prefix) if not c.merge]
     except HistoryRestarted:
-        return [c for c in stream_without_renames(root, revs, prefix) if not c.merge]
+        return [c for c in stream_exact_renames(root, revs, prefix) if not c.merge]
 
 
 def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
@@ -255,23 +262,41 @@ def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterato
     instead of adding it up), memory bounded by a chunk. Merges are there for their parents: a reader
     that stops part way knows exactly which commits it has seen (`tether.repo.watermark`).
 
-    Rename detection reads blob contents; in a partial clone (`--filter=blob:none`, or a mirror missing
-    its largest objects) some are absent and `git log -M` fails. Then history is read without rename
-    detection (`HistoryRestarted` first tells the consumer to drop what it was given): co-change still
-    works, renames show as a delete plus an add."""
+    Rename detection compares blob contents. A partial clone (`--filter=blob:none`) lacks history's old
+    blobs and git may not fetch them (`_SETTINGS`): its history is read with exact renames alone, a path
+    moved with its content unchanged (git finds those by blob id, without reading a blob). A repository
+    that lacks blobs without saying so (a mirror missing its largest objects) makes `git log -M` fail part
+    way: `HistoryRestarted` tells the consumer to drop what it was given and read `stream_exact_renames`.
+    Co-change works either way; a rename with edits then shows as a delete plus an add."""
+    if partial_clone(root):
+        yield from _stream(root, revs, prefix, exact=True)
+        return
     try:
-        yield from _stream(root, revs, prefix, renames=True)
+        yield from _stream(root, revs, prefix, exact=False)
     except _RenamesFailed:
         raise HistoryRestarted() from None
 
 
-def stream_without_renames(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
-    """`stream_commits` with rename detection off (after `HistoryRestarted`)."""
-    yield from _stream(root, revs, prefix, renames=False)
+def stream_exact_renames(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
+    """`stream_commits` with exact renames alone (after `HistoryRestarted`): no blob is read."""
+    yield from _stream(root, revs, prefix, exact=True)
+
+
+def partial_clone(root: Path) -> bool:
+    """Whether the repository has a promisor remote (a partial clone: objects may be missing by design)."""
+    found = git(
+        root, "config", "--get-regexp", r"^(remote\..+\.promisor|extensions\.partialclone)$", check=False
+    )
+    return any(
+        value.strip().lower() not in ("", "false", "no", "off", "0")
+        for _, _, value in (
+            line.partition(" ") for line in found.stdout.decode(errors="replace").splitlines()
+        )
+    )
 
 
 class HistoryRestarted(Exception):
-    """`git log -M` failed part way (missing blobs): read the history again with `stream_without_renames`."""
+    """`git log -M` failed part way (missing blobs): read the history again with `stream_exact_renames`."""
 
 
 class _RenamesFailed(Exception):
@@ -282,8 +307,8 @@ _CHUNK = 1 << 20
 _BOUNDARY = "\0\x01"  # NUL then the next commit's \x01 marker: everything before it is whole commits
 
 
-def _stream(root: Path, revs: Sequence[str], prefix: str, *, renames: bool) -> Iterator[Commit]:
-    detect = "-M" if renames else "--no-renames"
+def _stream(root: Path, revs: Sequence[str], prefix: str, *, exact: bool) -> Iterator[Commit]:
+    detect = "-M100%" if exact else "-M"
     # Merges are listed (git log shows no changes for them unless asked with -m, -c or --cc) for their
     # parents; a reader skips them as `--no-merges` would.
     args = ["log", "--topo-order", "--reverse", detect, "--name-status", "-z", "--format=%x01%H %P"]
@@ -314,7 +339,7 @@ def _stream(root: Path, revs: Sequence[str], prefix: str, *, renames: bool) -> I
             proc.stdout.close()
             code = proc.wait()
         if code != 0:
-            if renames:
+            if not exact:
                 raise _RenamesFailed()
             err.seek(0)
             message = err.read().decode(errors="replace").strip()

@@ -37,7 +37,7 @@ from tether.repo.git import (
     head_stamp,
     list_files,
     stream_commits,
-    stream_without_renames,
+    stream_exact_renames,
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.inthread import InThread
@@ -244,7 +244,7 @@ class Refresh:
         part = _Part(self.tables.path_ids(), saved.copy())
         if plan.revs is None or head is None:
             return part, 0
-        streams = (stream_commits, stream_without_renames)
+        streams = (stream_commits, stream_exact_renames)
         for stream in streams:
             read = read_saved
             try:
@@ -265,12 +265,12 @@ class Refresh:
                         part = _Part(self.tables.path_ids(), saved.copy())
             except HistoryRestarted:
                 # Rename detection failed part way (missing blobs): what was saved stands, the rest is
-                # read again without it.
+                # read again with exact renames alone.
                 part = _Part(self.tables.path_ids(), saved.copy())
                 plan.recorder.reset()
                 continue
             return part, read
-        raise AssertionError("unreachable: the stream without renames never restarts")
+        raise AssertionError("unreachable: the stream of exact renames never restarts")
 
     def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
