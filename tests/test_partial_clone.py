@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from test_repomap import Repo, open_map
+from tether.errors import TetherError
 from tether.repo.git import partial_clone, read_commits
 from tether.repo.recent import recent_lines
 
@@ -113,3 +114,22 @@ def test_a_copy_that_lost_a_blob_is_read_again_with_exact_renames(tmp_path: Path
     rm = open_map(repo.path, tmp_path / "index.db")
     assert rm.refresh().new_commits == 3
     assert rm.exists("moved.py") and rm.exists("edited.py")
+
+
+def test_a_treeless_clone_says_how_to_make_it_readable(origin: Repo, tmp_path: Path) -> None:
+    """`--filter=tree:0` lacks the trees every commit's file list needs: nothing is fetched, and the error
+    names the one command that makes the clone readable."""
+    here = tmp_path / "treeless"
+    subprocess.run(
+        ["git", "clone", "-q", "--filter=tree:0", f"file://{origin.path}", str(here)],
+        check=True,
+        capture_output=True,
+    )
+    before = missing(here)
+    with pytest.raises(TetherError, match=r"never fetches: `git fetch --refetch --filter=blob:none`"):
+        open_map(here, tmp_path / "index.db").refresh()
+    assert missing(here) == before
+    subprocess.run(
+        ["git", "fetch", "-q", "--refetch", "--filter=blob:none"], cwd=here, check=True, capture_output=True
+    )
+    assert open_map(here, tmp_path / "index2.db").refresh().new_commits == 3

@@ -344,6 +344,12 @@ def _stream(root: Path, revs: Sequence[str], prefix: str, *, exact: bool) -> Ite
             err.seek(0)
             message = err.read().decode(errors="replace").strip()
             shown = " ".join(revs[:3]) + (" ..." if len(revs) > 3 else "")
+            if partial_clone(root):  # a treeless clone (`--filter=tree:0`): its history has no file lists
+                message += (
+                    "\nThis partial clone lacks objects its history's file lists need, and tether never"
+                    " fetches: `git fetch --refetch --filter=blob:none` makes it a blobless clone that tether"
+                    " can read (co-change and renames; recall works without them meanwhile)."
+                )
             raise TetherError(f"`git {' '.join(args)} {shown}` failed in {root}: {message}")
         if rest:
             yield from parse_log(rest.split("\0"), prefix)
