@@ -94,6 +94,7 @@ FORBIDDEN_IN_CORE = (
 SPLIT_OVER = 600
 REVIEWED_OVER_400 = {
     "tether.store.sqlite.store": "one class implementing five protocols over one connection; its SQL reads best together",
+    "tether.repo.git": "the git processes the repo map and recall start and the parse of what they print: the settings that keep git off the network (`_SETTINGS`) cover each such call while they share one module",
     "tether.store.memory": "the reference store: every protocol in plain Python, mirroring store.sqlite",
     "tether.store.postgres.store": "one class implementing three protocols over one pool, like store.sqlite.store (its search and event SQL live beside it)",
     "tether.intake.rulefiles": "finding rule files and splitting parsed markdown into line-anchored units: the block walk and the merges that fold lead-ins, examples and loose tables read best together",
