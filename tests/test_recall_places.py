@@ -207,3 +207,34 @@ def test_the_touched_files_memories_beside_its_recent_changes_come_first(repo: P
     lines[anchors["purge"]] = "def purge(job, force=False):"
     (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert set(order()[:2]) == {ids["drain"], ids["purge"]}
+
+
+def test_the_first_picks_neighbours_take_the_next_slots(repo: Path, ws: Workspace) -> None:
+    """Issue 17: a commit's changed lines cluster, and so do the warnings beside them
+    (`places.beside_first`): once the first memory is picked, a warning anchored a few lines from it ranks
+    before an equally scored one far away in the same file, and its receipt says so. With the edit's place
+    known the anchor channel orders them instead, and nothing is moved."""
+    path = "src/ledger.py"
+    (repo / "src").mkdir(exist_ok=True)
+    lines = [f"entry_{n} = {n}" for n in range(300)]
+    lines[9] = "# NOTE: rounding happens once"
+    lines[17] = "# NOTE: keep the order of entries"  # 8 lines on: out of reach of the first's words
+    lines[199] = "# NOTE: keep the order of entries (archive)"
+    (repo / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ledger")
+
+    def add(memory_id: str, summary: str, line: int) -> str:
+        added = ws.add(summary, category="gotcha", at=[f"{path}:{line}-{line}"], memory_id=memory_id)
+        return added.memory.id
+
+    first = add("eeeeeeee", "Rounding of ledger totals happens exactly once", 10)
+    # Equal in everything but their place; without the ordering the tie goes to the smaller id, the far one.
+    far = add("aaaaaaaa", "Keep the order of the archived entries", 200)
+    near = add("cccccccc", "Keep the order of the posted entries", 18)
+    found = ws.recall("ledger totals rounding", [path], record=False).memories
+    assert [r.memory.id for r in found] == [first, near, far], [r.receipt for r in found]
+    assert found[1].signals["beside"] > found[2].signals["beside"] > 0
+    assert f"beside {first} (8 lines)" in found[1].receipt and "beside" not in found[2].receipt
+    located = ws.recall("ledger totals rounding", [f"{path}:250"], record=False).memories
+    assert all("beside" not in r.signals for r in located)

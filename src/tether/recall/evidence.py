@@ -49,6 +49,10 @@ class Evidence:
     ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
     ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
     code: tuple[str, ...] = ()  # identifiers the touched files' code uses that the memory names
+    beside: str = (
+        ""  # the first pick this memory is anchored beside, in the same file (`places.beside_first`)
+    )
+    beside_distance: int | None = None  # lines from its anchor to that first pick's
 
     @property
     def sem_strong(self) -> bool:
@@ -76,6 +80,7 @@ class Magnitudes:
     code: float | None = None
     place: float | None = None  # the query in the code around the memory's anchor (`places.place_channel`)
     recent: float | None = None  # its anchor beside the file's recent changes (`places.recent_channel`)
+    beside: float | None = None  # its anchor beside the first pick's (`places.beside_first`)
 
     def total(self) -> float:
         values: tuple[float | None, ...] = magnitude_values(self)
@@ -236,6 +241,8 @@ def signals(c: Candidate) -> dict[str, float]:
         out["place"] = m.place
     if m.recent:
         out["recent"] = m.recent
+    if m.beside:
+        out["beside"] = m.beside
     if e.code:
         out["code"] = m.code or 0.0
     if m.blast:
@@ -269,6 +276,8 @@ def receipt(c: Candidate) -> str:
         parts.append(f"code({', '.join(e.code[:2])}{', …' if len(e.code) > 2 else ''})")
     if e.cochange is not None:
         parts.append(f"co-change({Path(e.cochange).as_posix()})")
+    if e.beside and e.beside_distance is not None and e.beside_distance <= scoring.ANCHOR_NEAR:
+        parts.append(f"beside {e.beside}" + (f" ({e.beside_distance} lines)" if e.beside_distance else ""))
     if e.text_match:
         parts.append(f"text {e.coverage or 0.0:.2f}")
     if e.sem_strong:

@@ -4,7 +4,9 @@
   definition it lands in;
 - place words: the query against the code around each anchor of the touched files' memories, before the edit's
   place is known;
-- recent changes: the touched files' memories anchored beside the lines their last commits changed.
+- recent changes: the touched files' memories anchored beside the lines their last commits changed;
+- beside the first pick: once the first memory to inject is known, the next few by how near their anchors are
+  to its anchor.
 
 Each resolves anchors against the file as it is now (`view`: one `FileView` per touched file per recall).
 """
@@ -12,14 +14,16 @@ Each resolves anchors against the file as it is now (`view`: one `FileView` per 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from tether.anchors.locations import Location, distinctive, gap, identifiers, names, words_of
 from tether.anchors.resolve import FileView, Resolution
 from tether.model.memory import Memory
-from tether.recall import scoring
+from tether.recall import ranking, scoring
 from tether.recall.channels import Pool, competition_ranks
+from tether.recall.evidence import Candidate
 from tether.store.base import Store
 
 
@@ -223,6 +227,67 @@ def recent_channel(
             c = pool.candidate(mid) if best > 0 else None
             if c is not None and best > (c.magnitude.recent or 0.0):  # its nearest file's, if on several
                 c.magnitude.recent = best
+
+
+def beside_first(
+    ranked: Iterable[Candidate],
+    touched: list[str],
+    view: Callable[[str], FileView],
+    eligible: Callable[[Candidate], bool],
+) -> Iterator[Candidate]:
+    """`ranked` with the `scoring.BESIDE_DEPTH - 1` candidates after the first `eligible` one ordered again: each
+    gets up to `scoring.BESIDE_MAX` for an anchor near one of the first's in the same touched file
+    (`scoring.beside_closeness`). A commit's changed lines cluster, and so do the warnings beside them: when the
+    best match sits in one region of a big file, its neighbours there are likelier than an equal score
+    elsewhere. The first keeps its place; a first with no anchor in a touched file changes nothing."""
+    candidates = iter(ranked)
+    first = None
+    for c in candidates:
+        yield c
+        if eligible(c):
+            first = c
+            break
+    spans = _spans(first, touched, view) if first is not None and first.memory is not None else {}
+    if not spans:
+        yield from candidates
+        return
+    assert first is not None
+    head = list(itertools.islice(candidates, scoring.BESIDE_DEPTH - 1))
+    for c in head:
+        near = min(
+            (
+                gap(span, there)[0]
+                for path, at in _spans(c, touched, view).items()
+                for span in at
+                for there in spans.get(path, ())
+            ),
+            default=None,
+        )
+        if near is None:
+            continue
+        closeness = scoring.beside_closeness(near)
+        c.magnitude.beside = closeness
+        c.evidence.beside, c.evidence.beside_distance = first.memory_id, near
+        c.score += closeness * c.multiplier
+    head.sort(key=ranking.order)
+    yield from head
+    yield from candidates
+
+
+def _spans(
+    c: Candidate, touched: list[str], view: Callable[[str], FileView]
+) -> dict[str, list[tuple[int, int]]]:
+    """Where `c`'s anchors on the touched files are now (those still found there, not only widened)."""
+    memory = c.memory
+    if memory is None or not memory.anchors:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path in touched:
+        if any(anchor.path == path for anchor in memory.anchors):
+            file = view(path)
+            if file.exists:
+                out[path] = [span for _, span in placed(file, memory, widened=False)]
+    return {path: at for path, at in out.items() if at}
 
 
 def _lines_holding(lines: list[str], words: set[str]) -> dict[str, list[int]]:

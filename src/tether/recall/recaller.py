@@ -10,7 +10,7 @@ and the clock; `Workspace.recaller()` makes one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -108,7 +108,9 @@ class Recaller:
         budget = self.settings.budget if budget is None else budget
         query = sanitize(prompt or "")
         touched, places = self.places(files, locations)
-        ranked = self._rank(query, touched, session, channels, places=places)
+        views: dict[str, FileView] = {}
+        ordered = self._rank(query, touched, session, channels, places=places, views=views)
+        ranked = self._beside_first(ordered, touched, places, views, require_evidence)
         quiet: set[str] = set()
         if session and turn is not None:
             quiet = self.store.surfaced_in_session(session, turn - self.settings.cooldown_turns)
@@ -140,7 +142,7 @@ class Recaller:
                 Event(r.memory.id, "surfaced", now, session, turn, {"receipt": r.receipt, "score": r.score})
                 for r in chosen
             )
-        return RecallResult(query, touched, chosen, len(ranked))
+        return RecallResult(query, touched, chosen, len(ordered))
 
     def search(
         self,
@@ -176,8 +178,21 @@ class Recaller:
         if memory is None:
             raise NotFoundError(f"no memory {mid}: `tether list --all` shows every id")
         touched, places = self.places(files)
-        ranked = self._rank(
-            sanitize(prompt or ""), touched, session, CHANNELS, include=memory.id, places=places
+        views: dict[str, FileView] = {}
+        ranked = self._beside_first(
+            self._rank(
+                sanitize(prompt or ""),
+                touched,
+                session,
+                CHANNELS,
+                include=memory.id,
+                places=places,
+                views=views,
+            ),
+            touched,
+            places,
+            views,
+            require_evidence=True,
         )
         rank = 0
         for candidate in ranked:
@@ -215,8 +230,10 @@ class Recaller:
         channels: Collection[str],
         include: str | None = None,
         places: Sequence[Location] = (),
+        views: dict[str, FileView] | None = None,
     ) -> Collection[Candidate]:
-        """Every candidate, best first (`Ranking`: each scored as the order reaches it)."""
+        """Every candidate, best first (`Ranking`: each scored as the order reaches it). `views`: the touched
+        files as anchors see them, read once per recall (the caller's, to read them again after)."""
         self.cache.check(self.store.version())
         pool = ch.Pool()
         words = terms(query)
@@ -239,7 +256,7 @@ class Recaller:
             ch.semantic_channel(self.store, self.embedder, sem_query, pool)
         if "pinned" in channels:
             ch.pinned_channel(self.cache.pinned(lambda: ch.pinned(self.store)), pool)
-        views: dict[str, FileView] = {}  # the touched files as anchors see them, read once per recall
+        views = {} if views is None else views
         if "anchor" in channels and places:
             self._anchor_channel(list(places), pool, views)
         if "code" in channels and touched and self.root is not None:
@@ -321,6 +338,25 @@ class Recaller:
         self._adjust(c, telemetry, now)
         if touched and memory.files and e.file is None and e.cochange is None:
             c.score *= scoring.OUT_OF_SCOPE_FACTOR
+
+    def _beside_first(
+        self,
+        ranked: Iterable[Candidate],
+        touched: list[str],
+        places: Sequence[Location],
+        views: dict[str, FileView],
+        require_evidence: bool,
+    ) -> Iterable[Candidate]:
+        """The injection's order: the few after the first pick favour its neighbours (`places.beside_first`),
+        before the edit's place is known (with it, the anchor channel says where the work is)."""
+        if places or not touched or self.root is None or not scoring.BESIDE_MAX:
+            return ranked
+        return places_ch.beside_first(
+            ranked,
+            touched,
+            lambda path: self._view(path, views),
+            (lambda c: c.relevant) if require_evidence else (lambda c: True),
+        )
 
     # Channels a variant may override (the quality benchmark's tuning variants do).
 
