@@ -59,8 +59,8 @@ def test_files_of_a_subdirectory_project_other_files_and_missing_ones(tmp_path: 
     found = recent_lines(repo / "sub", ["app.py", "missing.py"], 3, 1000)
     assert found == {"app.py": [(3, 3), (10, 12), (25, 25)]}
     # within HEAD's last commit: a file it did not touch has only its uncommitted changes (none), and a file
-    # it added is recent all through
-    assert recent_lines(repo, ["sub/app.py", "other.py"], 1, 1) == {"sub/app.py": [], "other.py": [(1, 10)]}
+    # it added has what changed since (none): new all through says nothing of where work went in it
+    assert recent_lines(repo, ["sub/app.py", "other.py"], 1, 1) == {"sub/app.py": [], "other.py": []}
 
 
 def test_outside_git_and_a_file_whose_history_starts_within_the_last_commits(tmp_path: Path) -> None:
@@ -72,7 +72,9 @@ def test_outside_git_and_a_file_whose_history_starts_within_the_last_commits(tmp
     write_lines(repo, "fresh.py", ["a", "b", "c"])
     commit_all(repo, "add fresh")
     write_lines(repo, "fresh.py", ["a", "B", "c"])
-    assert recent_lines(repo, ["fresh.py"], 3, 1000) == {"fresh.py": [(1, 3)]}  # added lately: all recent
+    # added lately: the lines changed since it was added (here, not committed yet), as for a file whose
+    # history starts with the repository's (below)
+    assert recent_lines(repo, ["fresh.py"], 3, 1000) == {"fresh.py": [(2, 2)]}
     first = tmp_path / "first"
     first.mkdir()
     git(first, "init", "-q", "-b", "main")
@@ -90,5 +92,28 @@ def test_a_path_that_looks_like_pathspec_magic_is_only_a_path(tmp_path: Path) ->
     write_lines(repo, ":(glob)*", ["x", "y"])
     commit_all(repo, "an odd name")
     found = recent_lines(repo, ["app.py", ":(glob)*"], 1, 1000)
-    # the odd name's last commit is its own (it matched no other path); app.py's last commit is "change (3,)"
-    assert found == {"app.py": [(3, 3)], ":(glob)*": [(1, 2)]}
+    # the odd name's last commit is its own, which added it (it matched no other path): nothing since;
+    # app.py's last commit is "change (3,)"
+    assert found == {"app.py": [(3, 3)], ":(glob)*": []}
+    write_lines(repo, ":(glob)*", ["x", "Y"])
+    assert recent_lines(repo, ["app.py", ":(glob)*"], 1, 1000) == {"app.py": [(3, 3)], ":(glob)*": [(2, 2)]}
+
+
+def test_a_file_moved_lately_keeps_the_lines_its_later_commits_changed(tmp_path: Path) -> None:
+    """A move is a new path to a diff without rename detection: from before the move the whole file would
+    be recent (every memory of it beside "recent work"), and the commit after the move would be hidden."""
+    repo = make_git_repo(tmp_path / "r")
+    lines = _history(repo, "old/app.py")
+    (repo / "new").mkdir()
+    git(repo, "mv", "old/app.py", "new/app.py")
+    commit_all(repo, "move app.py")
+    lines[19] = "changed 20"
+    write_lines(repo, "new/app.py", lines)
+    commit_all(repo, "change 20")
+    assert recent_lines(repo, ["new/app.py"], 3, 1000) == {"new/app.py": [(20, 20)]}
+    # moved in the last commit: nothing since, until the work tree changes
+    repo2 = make_git_repo(tmp_path / "r2")
+    _history(repo2, "a.py")
+    git(repo2, "mv", "a.py", "b.py")
+    commit_all(repo2, "rename")
+    assert recent_lines(repo2, ["b.py"], 3, 1000) == {"b.py": []}

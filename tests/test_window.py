@@ -195,8 +195,11 @@ def test_a_fresh_process_asks_git_for_a_diff_only_then_nothing(tmp_path: Path) -
 
     out, ran = fresh()
     assert out == str(expected)
-    # the window answered where the last commits are: one diff per file, no rev-list, no log
-    assert len(ran) == len(paths) and all(" diff " in f" {line} " for line in ran)
+    # the window answered where the last commits are: one diff per file, no rev-list, no log; and one more
+    # for each file its last commits added or moved there (the odd name, uploads.py), from after that commit
+    assert all(" diff " in f" {line} " for line in ran)
+    again = sorted(path for path in paths if sum(line.endswith(f" -- {path}") for line in ran) == 2)
+    assert len(ran) == len(paths) + 2 and again == sorted([ODD, "src/app/uploads.py"])
     out, ran = fresh()
     assert (out, ran) == (str(expected), [])  # nothing changed: the lines the index keeps
     write_lines(repo, "app.py", ["dirty", *[f"app {k}" for k in range(30)]])

@@ -8,7 +8,8 @@ first among the file's memories.
 
 For a set of files: the commits that touched each file among HEAD's last `horizon` (the newest `commits`
 of each), then one `git diff -U0` per file from before the oldest of them to the work tree, so the lines
-are the file's lines now (the diffs run side by side). Where those commits come from, cheapest first: the
+are the file's lines now (the diffs run side by side). A file those commits added, or moved to its path, is
+new all through from before them: its lines are then the ones changed since that commit (a second diff). Where those commits come from, cheapest first: the
 file's diff base as last computed at this HEAD, kept in the index with the lines (`RecentStore`: the lines
 themselves while the file's size and modification time stay, so a fresh process with nothing changed runs
 no git at all); HEAD's last commits as the repo map's refresh recorded them (`tether.repo.window`); else
@@ -102,10 +103,17 @@ def recent_lines(
             bases.update({path: found.get(path, head or "HEAD") for path in stale if path not in bases})
         # One diff per file, all started at once: they run side by side, not one after another.
         started = {path: _diff(root, bases[path], path) for path in stale}
+        diffs = {path: finish(root, *started[path], check=False) for path in stale}
+        # A file its last commits added, or moved here (git sees a new path), is new all through from before
+        # them: that says nothing about where in it work went, and would hide the commits after it. Its
+        # lines are then those changed since that oldest commit (one more diff, for such files only).
+        since = {path: bases[path][:-1] for path, diff in diffs.items() if _added(diff.stdout, bases[path])}
+        started = {path: _diff(root, base, path) for path, base in since.items()}
+        for path, base in since.items():
+            diffs[path], bases[path] = finish(root, *started[path], check=False), base
         computed: dict[str, RecentLines] = {}
         for path, (size, mtime) in stale.items():
-            args, proc = started[path]
-            diff = finish(root, args, proc, check=False)
+            diff = diffs[path]
             runs = runs_of(diff.stdout.decode("utf-8", "replace")) if diff.returncode == 0 else []
             out[path] = _keep(root, path, commits, horizon, (stamp, size, mtime, runs))
             if diff.returncode == 0 and head:
@@ -164,6 +172,11 @@ class RecentStore:
                 self.tables.put_recent_lines(rows)
         except TetherError:
             pass  # a cache: the next process computes them again
+
+
+def _added(diff: bytes, base: str) -> bool:
+    """Whether `diff` (from `base`, a commit's parent `sha^`) adds the file whole: it was not at `base`."""
+    return base.endswith("^") and b"\n--- /dev/null\n" in diff[:4096]
 
 
 def _diff(root: Path, base: str, path: str) -> tuple[list[str], subprocess.Popen[bytes]]:
