@@ -406,3 +406,43 @@ def test_the_adapter_works_in_a_checkout_at_the_tasks_parent_and_puts_c1_back(tm
         assert (checkout / "new.go").read_text() == "package stale\n"
     finally:
         close_all()
+
+
+# --- offline re-ranking (gotchas_rerank) ---------------------------------------------------------------
+
+
+def _row(mid: str, score: float, path: str, lines: tuple[int, int], place: float = 0.0) -> dict[str, object]:
+    member = [f"c-{mid}", path, lines[0], list(lines), "same"]
+    return {"id": mid, "score": score, "relevant": True, "mag": {"place": place}, "members": [member]}
+
+
+def test_the_rerank_variants_reorder_as_their_bonus_says() -> None:
+    import gotchas_rerank as rr
+
+    files = ["pkg/ledger.py", "pkg/queue.py"]
+    rows = [
+        _row("first", 1.0, "pkg/ledger.py", (10, 10), place=0.2),
+        _row("far", 0.8, "pkg/ledger.py", (300, 300)),
+        _row("other", 0.79, "pkg/queue.py", (5, 5)),
+        _row("near", 0.78, "pkg/ledger.py", (14, 14)),
+    ]
+    task = {
+        "repo": "r",
+        "query": "fix the ledger totals",
+        "files": files,
+        "rows": rows,
+        "relevant": {"c-near"},
+        "pool": 30,
+    }
+    assert rr.corpus_ids(rr.shipped(task), files)[:3] == ["c-first", "c-far", "c-other"]
+    assert rr.recall_at_3([task], rr.shipped) == [0.0]
+    # beside the first pick: 4 lines away gets 0.2 / (1 + 4 / 6) = 0.12, enough to pass both
+    assert [r["id"] for r in rr.beside(0.2)(task)][:2] == ["first", "near"]
+    assert rr.recall_at_3([task], rr.beside(0.2)) == [1.0]
+    assert rr.recall_at_3([task], rr.beside(0.0)) == [0.0]
+    # the file whose place words are best: ledger.py's memories ahead of queue.py's
+    assert [r["id"] for r in rr.by_file(0.05)(task)][-1] == "other"
+    # a prompt naming a file's directory or name favours that file's memories
+    assert {r["id"] for r in rr.named(0.5)(task)[:3]} == {"first", "far", "near"}
+    # a cluster's mass: "first" and "near" lift each other, "far" has no neighbour
+    assert [r["id"] for r in rr.density(0.2)(task)][:2] == ["first", "near"]
