@@ -643,9 +643,67 @@ PULLS: list[tuple[str, dict[str, str], list[str], list[tuple[str, str]], bool]] 
         {"cmd/main.go": "package main\n", "pkg/log/level.go": "package log\n"},
         [],
         [],
-        True,
+        False,
     ),
+    (
+        "a Go file importing a package not there yet, a test file importing another",
+        {
+            "cmd/main.go": 'package main\n\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n',
+            "tools/gen.go": 'package tools\n\nimport "example.com/m/pkg/next"\n',
+            "pkg/log/log_test.go": 'package log\n\nimport "example.com/m/pkg/store"\n',
+        },
+        [],
+        [],
+        False,
+    ),
+    ("a Go package existing imports now find", {"pkg/next/next.go": "package next\n"}, [], [], False),
+    (
+        "a Go package's member moved to another, one removed",
+        {"go.mod": "module example.com/m\n\ngo 1.22\n"},  # (a go.mod edit keeping its module)
+        ["pkg/log/level.go"],
+        [("pkg/next/next.go", "pkg/store/next.go")],
+        False,
+    ),
+    (
+        "a Go package's members all replaced",
+        {"pkg/store/db.go": 'package store\n\nimport "example.com/m/pkg/log"\n'},
+        ["pkg/store/store.go", "pkg/store/next.go"],
+        [],
+        False,
+    ),
+    (
+        "a Go package's last member removed, another package's imports edited",
+        {
+            "pkg/store/db.go": 'package store\n\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/tools"\n)\n'
+        },
+        ["pkg/log/log.go"],
+        [],
+        False,
+    ),
+    ("the Go module renamed", {"go.mod": "module example.com/renamed\n"}, [], [], True),
 ]
+
+
+# Go counts after some of the pulls (each member of a package carries its count): the pulls moved them.
+GO_COUNTS_AFTER = {
+    "a Go file importing a package not there yet, a test file importing another": {
+        "pkg/store/store.go": 2,
+        "pkg/log/log.go": 1,
+        "pkg/log/level.go": 1,
+        "tools/gen.go": 0,
+    },
+    "a Go package existing imports now find": {"pkg/next/next.go": 2, "pkg/store/store.go": 2},
+    "a Go package's member moved to another, one removed": {
+        "pkg/store/next.go": 2,
+        "pkg/store/store.go": 2,
+        "pkg/log/log.go": 1,
+    },
+    "a Go package's members all replaced": {"pkg/store/db.go": 2, "pkg/log/log.go": 1},
+    "a Go package's last member removed, another package's imports edited": {
+        "tools/gen.go": 1,
+        "pkg/store/db.go": 2,
+    },
+}
 
 
 def test_pulls_of_every_kind_end_at_a_full_builds_files_and_fan_in(
@@ -683,7 +741,12 @@ def test_pulls_of_every_kind_end_at_a_full_builds_files_and_fan_in(
         fresh.refresh()
         assert rm.tables.present_paths() == fresh.tables.present_paths(), why
         assert fan_ins(rm) == fan_ins(fresh), why
+        counts = fan_ins(rm)
+        assert {p: counts.get(p, 0) for p in GO_COUNTS_AFTER.get(why, {})} == GO_COUNTS_AFTER.get(why, {}), (
+            why
+        )
     counts = fan_ins(rm)  # the pulls moved what they say
+    assert "tools/gen.go" not in counts and "pkg/store/db.go" not in counts  # (the module renamed)
     assert (counts["vendored.py"], counts["helpers/fmt.py"], counts["plugins/loader.py"]) == (2, 1, 1)
     assert (counts["web/helpers/index.ts"], counts["crate/net/mod.rs"], counts["crate/db/pool.rs"]) == (
         1,

@@ -26,8 +26,9 @@ _JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs"
 class Resolver:
     """Specs resolved against one file set: `targets(importer, specs)` is the files `importer` imports
     (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it, and
-    `absolute` what some absolute Python specs resolve to here, known from another file set (the
-    incremental fan-in derives both from the new file set's); Go's tables are built on first use."""
+    `absolute` and `go` what some absolute Python specs and Go import paths resolve to here, known from
+    another file set (the incremental fan-in derives them from the new file set's); Go's tables are built
+    on first use."""
 
     def __init__(
         self,
@@ -35,6 +36,7 @@ class Resolver:
         specs: Mapping[str, Sequence[str]],
         py_modules: dict[str, list[str]] | None = None,
         absolute: Mapping[str, str | None] | None = None,
+        go: Mapping[str, str | None] | None = None,
     ) -> None:
         self.files = files if isinstance(files, set | frozenset) else set(files)
         self.specs = specs
@@ -44,11 +46,15 @@ class Resolver:
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
         # are absolute, and each module is imported by several files.
         self._absolute: dict[str, str | None] = dict(absolute or {})
-        self._go_found: dict[str, str | None] = {}
+        self._go_found: dict[str, str | None] = dict(go or {})
 
     def absolute_specs(self) -> dict[str, str | None]:
         """The absolute Python specs resolved so far, and to what (the same from every importer)."""
         return dict(self._absolute)
+
+    def go_paths(self) -> dict[str, str | None]:
+        """The Go import paths resolved so far, and to what package ("dir/", the same from every importer)."""
+        return dict(self._go_found)
 
     def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
         lang = language_of(path)
@@ -61,6 +67,14 @@ class Resolver:
             for spec in file_specs:
                 target = absolute[spec] if spec in absolute else self._python(path, spec)
                 if target is not None:
+                    out.add(target)
+            return out
+        if lang == "go":
+            # (inlined `_go`: a Go repository's files import the same few hundred paths thousands of times)
+            found, here = self._go_found, path.rpartition("/")[0] + "/"
+            for spec in file_specs:
+                target = found[spec] if spec in found else self._go_target(spec)
+                if target is not None and target != here:
                     out.add(target)
             return out
         for spec in file_specs:
@@ -146,7 +160,7 @@ class Resolver:
             (
                 (spec[len("module ") :], posixpath.dirname(path))
                 for path, file_specs in self.specs.items()
-                if language_of(path) == "gomod" and path in self.files
+                if path.endswith("go.mod") and language_of(path) == "gomod" and path in self.files
                 for spec in file_specs
             ),
             key=lambda m: -len(m[0]),
@@ -158,28 +172,30 @@ class Resolver:
         packages: dict[str, list[str]] = defaultdict(list)
         for f in self.files:
             if f.endswith(".go") and not f.endswith("_test.go"):
-                packages[posixpath.dirname(f)].append(f)
+                packages[f.rpartition("/")[0]].append(f)
         return packages
 
     def _go(self, importer: str, spec: str) -> str | None:
-        pkg = self._go_package(spec)
-        return pkg + "/" if pkg is not None and posixpath.dirname(importer) != pkg else None
+        target = self._go_found[spec] if spec in self._go_found else self._go_target(spec)
+        return target if target is not None and target != importer.rpartition("/")[0] + "/" else None
 
-    def _go_package(self, spec: str) -> str | None:
-        """The package directory an import path names in this file set, the same from every importer: found
-        once per path (a repository's files import the same few hundred paths thousands of times)."""
-        if spec in self._go_found:
-            return self._go_found[spec]
-        found = None
+    def _go_target(self, spec: str) -> str | None:
+        """The package an import path names in this file set, as "dir/", the same from every importer: found
+        once per path."""
+        pkg = self.go_dir(spec)
+        target = pkg + "/" if pkg is not None and pkg in self.go_packages else None
+        self._go_found[spec] = target
+        return target
+
+    def go_dir(self, spec: str) -> str | None:
+        """The directory the import path `spec` names under the repository's Go modules (the longest module
+        path it starts with), whether or not a package is there; None outside every module."""
         for module, directory in self.go_modules:
             if spec == module or spec.startswith(module + "/"):
                 pkg = posixpath.join(directory, spec[len(module) + 1 :]) if spec != module else directory
                 pkg = posixpath.normpath(pkg) if pkg else ""
-                pkg = "" if pkg == "." else pkg
-                found = pkg if pkg in self.go_packages else None
-                break
-        self._go_found[spec] = found
-        return found
+                return "" if pkg == "." else pkg
+        return None
 
     # Rust
 
