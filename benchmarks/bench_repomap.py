@@ -92,7 +92,8 @@ def git_out(repo: Path, *args: str) -> None:
 @functools.cache
 def renames_readable(repo: Path, *revs: str) -> bool:
     """Whether `git log` can detect renames over `revs` (a mirror may lack blobs it reads: the map then reads
-    that history with exact renames alone, `HistoryRestarted`, and the baseline does too)."""
+    the rest of that history with exact renames alone from where `-M` failed, and the baseline reads all of
+    it that way)."""
     args = ["git", "log", "-M", "--name-status", "--format=%H", *revs]
     return subprocess.run(args, cwd=repo, env=bigrepo.GIT_ENV, capture_output=True).returncode == 0
 

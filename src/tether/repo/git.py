@@ -250,10 +250,7 @@ def blob_id(data: bytes, object_format: str = "sha1") -> str:
 
 def read_commits(root: Path, revs: Sequence[str], prefix: str = "") -> list[Commit]:
     """Non-merge commits of `revs`, oldest first (parents before children), with their files."""
-    try:
-        return [c for c in stream_commits(root, revs, prefix) if not c.merge]
-    except HistoryRestarted:
-        return [c for c in stream_exact_renames(root, revs, prefix) if not c.merge]
+    return [c for c in stream_commits(root, revs, prefix) if not c.merge]
 
 
 def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
@@ -266,20 +263,20 @@ def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterato
     blobs and git may not fetch them (`_SETTINGS`): its history is read with exact renames alone, a path
     moved with its content unchanged (git finds those by blob id, without reading a blob). A repository
     that lacks blobs without saying so (a mirror missing its largest objects) makes `git log -M` fail part
-    way: `HistoryRestarted` tells the consumer to drop what it was given and read `stream_exact_renames`.
-    Co-change works either way; a rename with edits then shows as a delete plus an add."""
+    way: the commits given so far stand, and the rest is read on with exact renames (what was given is
+    closed under ancestry, history being read parents first, so the rest is `revs` without the tips of
+    what was given). Co-change works either way; a rename with edits then shows as a delete plus an add."""
     if partial_clone(root):
         yield from _stream(root, revs, prefix, exact=True)
         return
+    tips: set[str] = set()  # of the commits given so far
     try:
-        yield from _stream(root, revs, prefix, exact=False)
+        for commit in _stream(root, revs, prefix, exact=False):
+            tips.difference_update(commit.parents)
+            tips.add(commit.sha)
+            yield commit
     except _RenamesFailed:
-        raise HistoryRestarted() from None
-
-
-def stream_exact_renames(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
-    """`stream_commits` with exact renames alone (after `HistoryRestarted`): no blob is read."""
-    yield from _stream(root, revs, prefix, exact=True)
+        yield from _stream(root, [*revs, *(f"^{t}" for t in sorted(tips))], prefix, exact=True)
 
 
 def partial_clone(root: Path) -> bool:
@@ -295,12 +292,8 @@ def partial_clone(root: Path) -> bool:
     )
 
 
-class HistoryRestarted(Exception):
-    """`git log -M` failed part way (missing blobs): read the history again with `stream_exact_renames`."""
-
-
 class _RenamesFailed(Exception):
-    pass
+    """`git log -M` failed part way (missing blobs)."""
 
 
 _CHUNK = 1 << 20

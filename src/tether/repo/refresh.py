@@ -32,12 +32,10 @@ from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
     Commit,
-    HistoryRestarted,
     collapse_renames,
     head_stamp,
     list_files,
     stream_commits,
-    stream_exact_renames,
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.inthread import InThread
@@ -240,37 +238,25 @@ class Refresh:
     def _read(self, plan: _Plan, head: str | None, prefix: str, sources: InThread[Any]) -> tuple[_Part, int]:
         """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
         and the commits read in all."""
-        saved, read_saved = plan.mark, 0
-        part = _Part(self.tables.path_ids(), saved.copy())
+        part = _Part(self.tables.path_ids(), plan.mark.copy())
         if plan.revs is None or head is None:
             return part, 0
-        streams = (stream_commits, stream_exact_renames)
-        for stream in streams:
-            read = read_saved
-            try:
-                for commit in stream(self.root, saved.revs(head), prefix):
-                    part.mark.advance(commit.sha, commit.parents)
-                    plan.recorder.add(commit)
-                    if plan.pending:
-                        plan.pending.difference_update(commit.parents)
-                    if commit.merge:
-                        continue
-                    part.add(commit)
-                    read += 1
-                    if self.progress is not None and read % PROGRESS_EVERY == 0:
-                        self.progress("history", read, None)
-                    if len(part.commits) >= self.checkpoint and part.mark.savable():
-                        self._save(plan, part, sources, head)
-                        saved, read_saved = part.mark, read
-                        part = _Part(self.tables.path_ids(), saved.copy())
-            except HistoryRestarted:
-                # Rename detection failed part way (missing blobs): what was saved stands, the rest is
-                # read again with exact renames alone.
-                part = _Part(self.tables.path_ids(), saved.copy())
-                plan.recorder.reset()
+        read = 0
+        for commit in stream_commits(self.root, plan.mark.revs(head), prefix):
+            part.mark.advance(commit.sha, commit.parents)
+            plan.recorder.add(commit)
+            if plan.pending:
+                plan.pending.difference_update(commit.parents)
+            if commit.merge:
                 continue
-            return part, read
-        raise AssertionError("unreachable: the stream of exact renames never restarts")
+            part.add(commit)
+            read += 1
+            if self.progress is not None and read % PROGRESS_EVERY == 0:
+                self.progress("history", read, None)
+            if len(part.commits) >= self.checkpoint and part.mark.savable():
+                self._save(plan, part, sources, head)
+                part = _Part(self.tables.path_ids(), part.mark.copy())
+        return part, read
 
     def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
