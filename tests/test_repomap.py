@@ -93,9 +93,10 @@ def db(tmp_path: Path) -> Path:
 def dump(rm: RepoMap) -> tuple[list[tuple[str, int, int]], list[tuple[str, str, int]]]:
     conn = rm.tables.conn
     paths = conn.execute("SELECT path, changes, present FROM repomap_paths ORDER BY path").fetchall()
-    pairs = conn.execute(
+    pairs = conn.execute(  # (each pair in both directions: which path has the lower id depends on the build)
         "SELECT pa.path, pb.path, r.n FROM repomap_pairs r JOIN repomap_paths pa ON pa.id = r.a "
-        "JOIN repomap_paths pb ON pb.id = r.b ORDER BY 1, 2"
+        "JOIN repomap_paths pb ON pb.id = r.b UNION ALL SELECT pb.path, pa.path, r.n FROM repomap_pairs r "
+        "JOIN repomap_paths pa ON pa.id = r.a JOIN repomap_paths pb ON pb.id = r.b ORDER BY 1, 2"
     ).fetchall()
     return paths, pairs
 
@@ -109,6 +110,35 @@ def test_migration_creates_everything_and_is_idempotent(db: Path) -> None:
     migrate_repomap(conn)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"repomap_state", "repomap_paths", "repomap_pairs", "repomap_imports"} <= names
+
+
+def test_an_index_storing_pairs_both_ways_keeps_each_once(repo: Repo, tmp_path: Path) -> None:
+    """Before 0010 each pair was stored in both directions: opening such an index keeps one, with the same
+    counts and neighbours."""
+    from tether.store.sqlite.store import SQLiteStore
+
+    repo.commit({"a.py": "1", "b.py": "1", "c.py": "1"})
+    repo.commit({"a.py": "2", "b.py": "2"})
+    repo.commit({"b.py": "3", "c.py": "3", "a.py": "3"})
+    store = SQLiteStore(tmp_path / "index.db")
+    rm = RepoMap(repo.path, store.repomap())
+    rm.refresh()
+    expected = {p: rm.neighbours(p, 3, min_count=1) for p in ("a.py", "b.py", "c.py")}
+    assert expected["b.py"] == [("a.py", 1.0), ("c.py", 2 / 3)]
+    conn = store.conn
+    rows = conn.execute("SELECT a, b, n FROM repomap_pairs ORDER BY a, b").fetchall()
+    assert rows and all(a < b for a, b, _ in rows)
+    # As a tether before 0010 left it: both directions, no index on `b`, the migration not recorded.
+    conn.execute("INSERT INTO repomap_pairs SELECT b, a, n FROM repomap_pairs")
+    conn.execute("DROP INDEX repomap_pairs_b")
+    conn.execute("DELETE FROM migrations WHERE name = '0010_repomap_pairs_once'")
+    store.close()
+    store = SQLiteStore(tmp_path / "index.db")  # opening it runs the migration
+    assert store.conn.execute("SELECT a, b, n FROM repomap_pairs ORDER BY a, b").fetchall() == rows
+    rm = RepoMap(repo.path, store.repomap())
+    assert {p: rm.neighbours(p, 3, min_count=1) for p in ("a.py", "b.py", "c.py")} == expected
+    assert rm.tables.pair_count("c.py", "b.py") == rm.tables.pair_count("b.py", "c.py") == 2
+    store.close()
 
 
 def test_missing_tables_say_what_to_do(tmp_path: Path) -> None:
