@@ -79,6 +79,7 @@ def fresh_map(repo: Path, db: Path) -> tuple[RepoMap, sqlite3.Connection]:
         Path(str(db) + suffix).unlink(missing_ok=True)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # as tether's index is opened (`store.sqlite.schema.connect`)
     migrate_repomap(conn)
     return RepoMap(repo, RepoMapTables(conn)), conn
 

@@ -880,6 +880,21 @@ def test_a_watermark_names_exactly_what_is_left_at_every_stop(repo: Repo) -> Non
     assert widest >= 2  # some stops had two lines of history open
 
 
+def test_a_history_stream_left_part_way_or_unread_stops_its_git(repo: Repo) -> None:
+    """git starts when the stream is made (a refresh's setup overlaps its walk): a stream closed before its
+    end, or never read, leaves no git running."""
+    from tether.repo.git import stream_commits
+
+    for _ in range(5):
+        repo.touch("a.py", "b.py")
+    with stream_commits(repo.path, ["HEAD"]) as history:
+        assert next(iter(history)).parents == ()  # the root first
+    unread = stream_commits(repo.path, ["HEAD"])
+    unread.close()
+    assert history._log.proc.returncode is not None and unread._log.proc.returncode is not None
+    assert len(list(stream_commits(repo.path, ["HEAD"]))) == 5
+
+
 def full_dump(rm: RepoMap) -> tuple[object, ...]:
     """Everything a refresh writes, by path (ids are the store's own business), without its clock and the
     random part of its fan-in basis."""

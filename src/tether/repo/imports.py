@@ -204,7 +204,7 @@ def _go_specs(text: str) -> list[str]:
         closed = text.find(")", m.end())  # the block: up to the first `)`, as `import\s*\((.*?)\)` reads it
         if closed < 0:
             break  # no block closes after here
-        out.extend(g.group(1) for g in _GO_STRING.finditer(text, m.end(), closed))
+        out.extend(_GO_STRING.findall(text, m.end(), closed))
         pos = closed + 1
     return out
 

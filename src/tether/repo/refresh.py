@@ -32,6 +32,7 @@ from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
     Commit,
+    HistoryStream,
     collapse_renames,
     head_stamp,
     list_files,
@@ -137,25 +138,48 @@ class Refresh:
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
+        self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
+        # History first: its git log starts now, and the rest of the setup overlaps git's walk of it.
+        state = self.tables.state()
+        plan = self._plan(state, in_git, head, False)
+        history = self._history(plan, head, prefix)
+        try:
+            return self._run(started, stamp, in_git, head, prefix, state, plan, history)
+        finally:
+            if history is not None:
+                history.close()  # (read to its end unless something failed)
+
+    def _run(
+        self,
+        started: int,
+        stamp: str | None,
+        in_git: bool,
+        head: str | None,
+        prefix: str,
+        state: dict[str, str],
+        plan: _Plan,
+        history: HistoryStream | None,
+    ) -> RefreshReport:
         # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
         # are read, in threads while this one reads history: they overlap the git log they do not need.
         listing = InThread(self._list, in_git)
         # What the stored fan-in was counted from: the files and specs read here, unless another refresh
         # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
         # (a lost import cache: the basis names how many there were).
-        basis = self.tables.state().get("fan_in_basis")
+        basis = state.get("fan_in_basis")
         cached = self.tables.cached_imports()
+        sources = InThread(self._scan, listing, cached)
         counted = self.tables.fan_ins()
         if basis is not None and basis.partition(":")[0] != str(len(cached)):
             basis = None
-        sources = InThread(self._scan, listing, cached)
-        self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
         rewritten = False
-        for _ in range(3):  # optimistic: another process may refresh between our read and our write
-            state = self.tables.state()
-            plan = self._plan(state, in_git, head, rewritten)
+        for attempt in range(3):  # optimistic: another process may refresh between our read and our write
+            if attempt:
+                state = self.tables.state()
+                plan = self._plan(state, in_git, head, rewritten)
+                history = self._history(plan, head, prefix)
             try:
-                part, read = self._read(plan, head, prefix, sources)
+                part, read = self._read(plan, head, history, sources)
                 self._confirm(plan, head, finished=True)
                 window = plan_window(state, head, plan.recorder) if in_git and head else None
                 if self.progress is not None:
@@ -235,27 +259,36 @@ class Refresh:
 
     # -- reading, with saves ------------------------------------------------------------------------
 
-    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: InThread[Any]) -> tuple[_Part, int]:
-        """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
-        and the commits read in all."""
-        part = _Part(self.tables.path_ids(), plan.mark.copy())
+    def _history(self, plan: _Plan, head: str | None, prefix: str) -> HistoryStream | None:
+        """What `plan` has left to read, its git log started; None when nothing is."""
         if plan.revs is None or head is None:
+            return None
+        return stream_commits(self.root, plan.mark.revs(head), prefix)
+
+    def _read(
+        self, plan: _Plan, head: str | None, history: HistoryStream | None, sources: InThread[Any]
+    ) -> tuple[_Part, int]:
+        """Read `history` (what `plan` has left), saving every `checkpoint` commits. Returns the part not
+        saved yet and the commits read in all."""
+        part = _Part(self.tables.path_ids(), plan.mark.copy())
+        if history is None or head is None:
             return part, 0
         read = 0
-        for commit in stream_commits(self.root, plan.mark.revs(head), prefix):
-            part.mark.advance(commit.sha, commit.parents)
-            plan.recorder.add(commit)
-            if plan.pending:
-                plan.pending.difference_update(commit.parents)
-            if commit.merge:
-                continue
-            part.add(commit)
-            read += 1
-            if self.progress is not None and read % PROGRESS_EVERY == 0:
-                self.progress("history", read, None)
-            if len(part.commits) >= self.checkpoint and part.mark.savable():
-                self._save(plan, part, sources, head)
-                part = _Part(self.tables.path_ids(), part.mark.copy())
+        with history:
+            for commit in history:
+                part.mark.advance(commit.sha, commit.parents)
+                plan.recorder.add(commit)
+                if plan.pending:
+                    plan.pending.difference_update(commit.parents)
+                if commit.merge:
+                    continue
+                part.add(commit)
+                read += 1
+                if self.progress is not None and read % PROGRESS_EVERY == 0:
+                    self.progress("history", read, None)
+                if len(part.commits) >= self.checkpoint and part.mark.savable():
+                    self._save(plan, part, sources, head)
+                    part = _Part(self.tables.path_ids(), part.mark.copy())
         return part, read
 
     def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
