@@ -47,6 +47,7 @@ class Resolver:
         # are absolute, and each module is imported by several files.
         self._absolute: dict[str, str | None] = dict(absolute or {})
         self._go_found: dict[str, str | None] = dict(go or {})
+        self._crate_roots: dict[str, str | None] = {}  # directory -> its Rust crate root
 
     def absolute_specs(self) -> dict[str, str | None]:
         """The absolute Python specs resolved so far, and to what (the same from every importer)."""
@@ -200,19 +201,28 @@ class Resolver:
     # Rust
 
     def _rust_root(self, path: str) -> str | None:
-        directory = posixpath.dirname(path)
+        """The crate root of `path`: the nearest directory above it holding `lib.rs` or `main.rs` (found once
+        per directory: every file of a crate asks)."""
+        directory = path.rpartition("/")[0]
+        if directory in self._crate_roots:
+            return self._crate_roots[directory]
+        walked, root = [], None
         while True:
-            for root_file in ("lib.rs", "main.rs"):
-                if posixpath.join(directory, root_file) in self.files:
-                    return directory
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
+            walked.append(directory)
+            prefix = directory + "/" if directory else ""
+            if prefix + "lib.rs" in self.files or prefix + "main.rs" in self.files:
+                root = directory
+                break
+            if not directory or directory in self._crate_roots:
+                root = self._crate_roots.get(directory)
+                break
+            directory = directory.rpartition("/")[0]
+        self._crate_roots.update(dict.fromkeys(walked, root))
+        return root
 
     def _rust(self, importer: str, spec: str) -> str | None:
         kind, _, rest = spec.partition(":")
-        name = posixpath.basename(importer)
-        directory = posixpath.dirname(importer)
+        directory, _, name = importer.rpartition("/")
         if kind == "mod":
             is_root = name in ("lib.rs", "main.rs", "mod.rs")
             mod_dir = directory if is_root else posixpath.join(directory, name[:-3])
@@ -224,7 +234,7 @@ class Resolver:
         if root is None:
             return None
         segs = rest.split("::")
-        rel = posixpath.relpath(importer[:-3], root) if root else importer[:-3]
+        rel = importer[len(root) + 1 if root else 0 : -3]  # (the root is a directory above the importer)
         here = [] if rel in ("lib", "main") else rel.split("/")
         if here and here[-1] == "mod":
             here.pop()
@@ -236,9 +246,16 @@ class Resolver:
                 if segs.pop(0) == "super" and absolute:
                     absolute.pop()
             absolute += segs
+        # Paths joined by "/" as `posixpath.join` would, unless a segment is empty or holds a "/" (not Rust).
+        plain = "" not in absolute and not any("/" in seg for seg in absolute)
         for k in range(len(absolute), 0, -1):
-            base = posixpath.join(root, *absolute[:k])
-            for candidate in (base + ".rs", posixpath.join(base, "mod.rs")):
+            if plain:
+                base = f"{root}/{'/'.join(absolute[:k])}" if root else "/".join(absolute[:k])
+                candidates: tuple[str, str] = (base + ".rs", base + "/mod.rs")
+            else:
+                base = posixpath.join(root, *absolute[:k])
+                candidates = (base + ".rs", posixpath.join(base, "mod.rs"))
+            for candidate in candidates:
                 if candidate in self.files:
                     return candidate
         return None
