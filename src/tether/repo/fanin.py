@@ -32,6 +32,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tether.repo.imports import JS_EXTS, language_of
 from tether.repo.resolve import Resolver, package_dirs, python_names
@@ -109,7 +110,7 @@ class FanInChange:
             known = {spec: t for spec, t in new.absolute_specs().items() if spec not in exposed}
             known_go = {spec: t for spec, t in new.go_paths().items() if spec not in exposed}
             index = _index_before(new.py_modules, added, removed, names)
-            old = Resolver(before, old_specs, index, known, known_go)
+            old = Resolver(before, old_specs, index, known, known_go, go.packages_before())
         delta: dict[str, int] = defaultdict(int)
         for path in importers:
             was = old.targets(path, old_specs[path]) if path in before and path in old_specs else set()
@@ -165,6 +166,17 @@ class _GoMoves:
                 self.removed[path.rpartition("/")[0]].append(path)
         self.members_moved = set(self.removed) | {p.rpartition("/")[0] for p in added if _go_member(p)}
 
+    def packages_before(self) -> dict[str, list[str]]:
+        """`Resolver.go_packages` of the file set before the change, from the new one's."""
+        packages = dict(self.new.go_packages)
+        for pkg in self.members_moved:
+            members = [m for m in packages.get(pkg, ()) if m not in self.added] + self.removed.get(pkg, [])
+            if members:
+                packages[pkg] = members
+            else:
+                packages.pop(pkg, None)
+        return packages
+
     def members(self, pkg: str) -> tuple[str, ...]:
         return tuple(self.new.go_packages.get(pkg, ()))
 
@@ -212,18 +224,23 @@ class _Names:
     def __init__(
         self, before: frozenset[str], after: frozenset[str], added: frozenset[str], removed: frozenset[str]
     ) -> None:
-        self.kept = before & after
-        self.packages_after = package_dirs(after)
+        self.before, self.after, self.added = before, after, added
         self.came = package_dirs(added)
         self.went = package_dirs(removed)
-        self.packages_before = (self.packages_after - self.came) | self.went
-        self.added = added
+
+    @cached_property
+    def packages_after(self) -> set[str]:
+        return package_dirs(self.after)
+
+    @cached_property
+    def packages_before(self) -> set[str]:
+        return (self.packages_after - self.came) | self.went
 
     def reach_kept(self) -> bool:
         """Whether a package came or went over a Python file that stays (its names change)."""
         if not self.came and not self.went:
             return False
-        kept = sorted(p for p in self.kept if p.endswith(".py"))
+        kept = sorted(p for p in self.before & self.after if p.endswith(".py"))
         for directory in self.came | self.went:
             i = bisect_left(kept, directory + "/")
             if i < len(kept) and kept[i].startswith(directory + "/"):

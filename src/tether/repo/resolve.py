@@ -25,10 +25,10 @@ _JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs"
 
 class Resolver:
     """Specs resolved against one file set: `targets(importer, specs)` is the files `importer` imports
-    (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it, and
-    `absolute` and `go` what some absolute Python specs and Go import paths resolve to here, known from
-    another file set (the incremental fan-in derives them from the new file set's); Go's tables are built
-    on first use."""
+    (a Go package as "dir/"). `py_modules` and `go_packages` are this file set's tables when the caller has
+    them, `absolute` and `go` what some absolute Python specs and Go import paths resolve to here, known
+    from another file set (the incremental fan-in derives all four from the new file set's); tables not
+    given are built on first use."""
 
     def __init__(
         self,
@@ -37,10 +37,15 @@ class Resolver:
         py_modules: dict[str, list[str]] | None = None,
         absolute: Mapping[str, str | None] | None = None,
         go: Mapping[str, str | None] | None = None,
+        go_packages: dict[str, list[str]] | None = None,
     ) -> None:
         self.files = files if isinstance(files, set | frozenset) else set(files)
         self.specs = specs
-        self.py_modules = python_module_index(self.files) if py_modules is None else py_modules
+        # (else built on first use: `cached_property`)
+        if py_modules is not None:
+            self.py_modules = py_modules
+        if go_packages is not None:
+            self.go_packages = go_packages
         self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
         # An absolute Python spec names the same file from every importer unless a name it looks up has
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
@@ -48,6 +53,11 @@ class Resolver:
         self._absolute: dict[str, str | None] = dict(absolute or {})
         self._go_found: dict[str, str | None] = dict(go or {})
         self._crate_roots: dict[str, str | None] = {}  # directory -> its Rust crate root
+
+    @cached_property
+    def py_modules(self) -> dict[str, list[str]]:
+        """`python_module_index(files)`: module name -> the files answering to it."""
+        return python_module_index(self.files)
 
     def absolute_specs(self) -> dict[str, str | None]:
         """The absolute Python specs resolved so far, and to what (the same from every importer)."""
