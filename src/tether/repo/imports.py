@@ -298,8 +298,10 @@ def _rust_specs(text: str) -> list[str]:
     for start, end, body in _rust_uses(text):
         outside.append(text[last:start])
         last = end
-        # (Blanks collapsed first: around a long run of them `\s*` beside `\s*` tried every split of it.)
-        tree = _USE_PUNCT.sub(r"\1", _BLANKS.sub(" ", body.strip()))
+        # (Blanks collapsed first: around a long run of them `\s*` beside `\s*` tried every split of it. Then
+        # the only blank left is " ": a tree without one has none to drop.)
+        tree = _BLANKS.sub(" ", body.strip())
+        tree = _USE_PUNCT.sub(_group_1, tree) if " " in tree else tree
         for path in _expand_use_tree(tree):
             segs = [s for s in _USE_ALIAS.sub("", path).split("::") if s]
             if segs and segs[-1] == "self":
@@ -308,9 +310,36 @@ def _rust_specs(text: str) -> list[str]:
                 out.append("use:" + "::".join(segs))
     outside.append(text[last:])
     # Paths used inline (`crate::db::open()`), outside `use` items (already expanded above).
-    for m in _at_word_start(_RUST_PATH, "".join(outside)):
+    for m in _rust_paths("".join(outside)):
         out.append("use:" + _BLANKS.sub("", m.group(0)))
     return out
+
+
+def _group_1(m: re.Match[str]) -> str:
+    return m.group(1)  # (`sub` with a callable: a template `\1` is expanded in Python at every match)
+
+
+def _rust_paths(text: str) -> Iterator[re.Match[str]]:
+    """`_at_word_start(_RUST_PATH, text)`, tried only where a path can start: a `crate`, `super` or `self`
+    ending just before a `::` (blanks between), found from each `::` by `str.find` (the regex's own scan,
+    led by an alternation, tried every position of the file: most of a Rust file's parse)."""
+    pos, colons = 0, text.find("::")
+    while colons >= 0:
+        end = colons
+        while end > 0 and text[end - 1].isspace():  # (`\s` is `str.isspace` for a str pattern)
+            end -= 1
+        word = 5 if text.endswith(("crate", "super"), 0, end) else 4 if text.endswith("self", 0, end) else 0
+        start = end - word
+        colons = text.find("::", colons + 1)
+        if not word or start < pos or (m := _RUST_PATH.match(text, start)) is None:
+            continue
+        if _WORD_START.match(text, start):
+            yield m
+            pos = m.end()
+            while 0 <= colons < pos:  # (the match's own `::`s)
+                colons = text.find("::", colons + 1)
+        else:
+            pos = start + 1
 
 
 # Braces nested deeper than this in one `use` item are not Rust anyone writes: a file's text, not the reader's
