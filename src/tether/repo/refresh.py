@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
+from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts, present_after
 from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
@@ -44,7 +44,7 @@ from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
 from tether.repo.window import WindowRecorder, plan_window
 from tether.repo.worktree import WorkTree, WorkTreeListing
-from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
+from tether.store.base import CachedImports, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
 # Commits between saves of a long read: on the 20k-commit benchmark history a quarter of a second of work,
@@ -133,8 +133,7 @@ class Refresh:
         self.checkpoint = max(1, checkpoint)
 
     def run(self) -> RefreshReport:
-        started = time.time_ns()
-        stamp = head_stamp(self.root)
+        self._started, self._stamp = time.time_ns(), head_stamp(self.root)
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
@@ -144,22 +143,15 @@ class Refresh:
         plan = self._plan(state, in_git, head, False)
         history = self._history(plan, head, prefix)
         try:
-            return self._run(started, stamp, in_git, head, prefix, state, plan, history)
+            return self._run(head, prefix, state, plan, history)
         finally:
             if history is not None:
                 history.close()  # (read to its end unless something failed)
 
     def _run(
-        self,
-        started: int,
-        stamp: str | None,
-        in_git: bool,
-        head: str | None,
-        prefix: str,
-        state: dict[str, str],
-        plan: _Plan,
-        history: HistoryStream | None,
+        self, head: str | None, prefix: str, state: dict[str, str], plan: _Plan, history: HistoryStream | None
     ) -> RefreshReport:
+        in_git = self._base["mode"] == "git"
         # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
         # are read, in threads while this one reads history: they overlap the git log they do not need.
         listing = InThread(self._list, in_git)
@@ -198,7 +190,7 @@ class Refresh:
                         counts = fan_in(set(files), specs)  # another refresh counted since `basis` was read
                     write = self._apply(plan, part, part.ids if still else None)
                     # The present files and their counts as stored now (renames carry both to the new path).
-                    present = _present_after(counted, part.ids, write) if still else None
+                    present = present_after(counted, part.ids, write) if still else None
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
                     # (the digest stored now: one another refresh wrote since `state` was read is of its list)
                     touched = touched or now.get("files_digest") != digest
@@ -222,8 +214,8 @@ class Refresh:
                             "last_commit": head,
                             "files_digest": digest,
                             "files_count": str(len(files)),
-                            "refreshed_at_ns": str(started),
-                            "head_stamp": stamp,
+                            "refreshed_at_ns": str(self._started),
+                            "head_stamp": self._stamp,
                             "partial": None,
                             "partial_scratch": None,
                             "partial_renames": None,
@@ -378,26 +370,6 @@ def _counted(
         if change is not None:
             return change.applied(counted)
     return fan_in(set(files), specs)
-
-
-def _present_after(
-    counted: Mapping[str, int], ids: Mapping[str, int], write: CoChangeWrite
-) -> dict[str, int] | None:
-    """The present paths and their fan-in once `write` is applied over rows that held `counted` (present
-    path -> fan-in) with the path ids `ids`: a moved id takes its row (present, fan-in) to its new path, a
-    dropped one loses it. None when a present path has no id (then read what is stored)."""
-    if not write.dropped and all(i in write.new_ids for i in write.paths):
-        return dict(counted)  # no row moved (new ids are rows of paths not present yet)
-    path_of = {i: p for p, i in ids.items()}
-    moved = {i: p for i, p in write.paths.items() if i not in write.new_ids}
-    out: dict[str, int] = {}
-    for path, n in counted.items():
-        ident = ids.get(path)
-        if ident is None:
-            return None
-        if ident not in write.dropped:
-            out[moved.get(ident, path_of[ident])] = n
-    return out
 
 
 def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:
