@@ -29,7 +29,9 @@ BASE: Tree = {
     "pkg/store/store.go": 'package store\nimport "example.com/m/pkg/log"\n',
     "pkg/store/cache.go": "package store\n",
     "pkg/log/log.go": "package log\n",
-    "pkg/log/log_test.go": 'package log\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/pkg/store"\n)\n',
+    "pkg/log/log_test.go": (
+        'package log\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/pkg/store"\n)\n'
+    ),
     "cmd/main.go": 'package main\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n',
     "README.md": "# readme\n",
 }

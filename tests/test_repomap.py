@@ -678,7 +678,9 @@ PULLS: list[tuple[str, dict[str, str], list[str], list[tuple[str, str]], bool]] 
     (
         "a Go file importing a package not there yet, a test file importing another",
         {
-            "cmd/main.go": 'package main\n\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n',
+            "cmd/main.go": (
+                'package main\n\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n'
+            ),
             "tools/gen.go": 'package tools\n\nimport "example.com/m/pkg/next"\n',
             "pkg/log/log_test.go": 'package log\n\nimport "example.com/m/pkg/store"\n',
         },
@@ -704,7 +706,9 @@ PULLS: list[tuple[str, dict[str, str], list[str], list[tuple[str, str]], bool]] 
     (
         "a Go package's last member removed, another package's imports edited",
         {
-            "pkg/store/db.go": 'package store\n\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/tools"\n)\n'
+            "pkg/store/db.go": (
+                'package store\n\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/tools"\n)\n'
+            )
         },
         ["pkg/log/log.go"],
         [],

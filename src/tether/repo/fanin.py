@@ -14,9 +14,10 @@ added included). A directory that gains its first member or loses its last chang
 naming it resolve to: their holders are re-resolved too.
 A change that moves resolution far from it (an `__init__.py` added or removed over files that stay: their
 module names change; a `go.mod` added, removed or naming another module; a Rust crate root added or
-removed) has no `FanInChange`: count from scratch. So has one that moves a Go package's count while a JS import names a
-`.go` file by its path (that file's count is then its own, not its package's, where the package has none).
-A new package (its `__init__.py` with its files) is brought up to date like any other file.
+removed) has no `FanInChange`: count from scratch. So has one that moves a Go package's count while a JS
+import names a `.go` file by its path (that file's count is its own where its package has none, which a
+stored count does not tell). A new package (its `__init__.py` with its files) is brought up to date like
+any other file.
 
     >>> files = {"a.py", "b.py", "c.py"}
     >>> old = {"a.py": ("b",), "b.py": (), "c.py": ()}

@@ -224,7 +224,8 @@ class RepoMapTables:
         else:  # (a first build's parts: no test per pair)
             rows = [(a, b, n) for (a, b), n in w.pairs.items()]
         c.executemany(
-            "INSERT INTO repomap_pairs (a, b, n) VALUES (?, ?, ?) ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n",
+            "INSERT INTO repomap_pairs (a, b, n) VALUES (?, ?, ?) "
+            "ON CONFLICT (a, b) DO UPDATE SET n = n + excluded.n",
             rows,  # (a < b: `CoChangeWrite.pairs`)
         )
 
