@@ -79,6 +79,7 @@ def fresh_map(repo: Path, db: Path) -> tuple[RepoMap, sqlite3.Connection]:
         Path(str(db) + suffix).unlink(missing_ok=True)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # as tether's index is opened (`store.sqlite.schema.connect`)
     migrate_repomap(conn)
     return RepoMap(repo, RepoMapTables(conn)), conn
 
@@ -92,7 +93,8 @@ def git_out(repo: Path, *args: str) -> None:
 @functools.cache
 def renames_readable(repo: Path, *revs: str) -> bool:
     """Whether `git log` can detect renames over `revs` (a mirror may lack blobs it reads: the map then reads
-    that history with exact renames alone, `HistoryRestarted`, and the baseline does too)."""
+    the rest of that history with exact renames alone from where `-M` failed, and the baseline reads all of
+    it that way)."""
     args = ["git", "log", "-M", "--name-status", "--format=%H", *revs]
     return subprocess.run(args, cwd=repo, env=bigrepo.GIT_ENV, capture_output=True).returncode == 0
 

@@ -27,7 +27,12 @@ BASE: Tree = {
     "crate/db.rs": "use super::net::wire;\n",
     "go.mod": "module example.com/m\n",
     "pkg/store/store.go": 'package store\nimport "example.com/m/pkg/log"\n',
+    "pkg/store/cache.go": "package store\n",
     "pkg/log/log.go": "package log\n",
+    "pkg/log/log_test.go": (
+        'package log\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/pkg/store"\n)\n'
+    ),
+    "cmd/main.go": 'package main\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n',
     "README.md": "# readme\n",
 }
 
@@ -81,6 +86,33 @@ def without(tree: Tree, *paths: str) -> Tree:
             without(BASE, "app/__init__.py", "app/core.py", "app/util.py", "app/api.py"),
         ),
         ("a data file a JS import names", {**BASE, "web/c.json": "{}"}),
+        ("a Go file added to a package", {**BASE, "pkg/log/level.go": "package log\n"}),
+        ("a Go file's imports changed", {**BASE, "pkg/store/store.go": "package store\n"}),
+        (
+            "a Go file's imports added",
+            {**BASE, "pkg/log/log.go": 'package log\nimport "example.com/m/pkg/store"\n'},
+        ),
+        ("a Go package an import now finds", {**BASE, "pkg/next/next.go": "package next\n"}),
+        ("a Go package's last member removed", without(BASE, "pkg/log/log.go")),
+        ("a Go member removed, others stay", without(BASE, "pkg/store/cache.go")),
+        ("a Go importer removed", without(BASE, "cmd/main.go")),
+        (
+            "a Go test file added (an importer, not a member)",
+            {**BASE, "pkg/next/x_test.go": "package next\n"},
+        ),
+        ("a Go member moved to another package", renamed(BASE, "pkg/store/cache.go", "pkg/log/cache.go")),
+        (
+            "a Go importer moved into the package it imports",
+            renamed(BASE, "cmd/main.go", "pkg/store/main.go"),
+        ),
+        (
+            "a Go package moved",
+            renamed(
+                renamed(BASE, "pkg/log/log.go", "pkg/next/log.go"),
+                "pkg/log/log_test.go",
+                "pkg/next/log_test.go",
+            ),
+        ),
     ],
 )
 def test_a_change_that_stays_near_its_importers_is_brought_up_to_date(why: str, new: Tree) -> None:
@@ -95,15 +127,25 @@ def test_a_change_that_stays_near_its_importers_is_brought_up_to_date(why: str, 
         ("a package root added over files that stay", {**BASE, "svc_a/__init__.py": ""}),
         ("a package root removed from files that stay", without(BASE, "app/__init__.py")),
         ("a root-level __init__.py", {**BASE, "__init__.py": ""}),
-        ("a Go file added", {**BASE, "pkg/log/level.go": "package log\n"}),
-        ("a Go file's imports changed", {**BASE, "pkg/store/store.go": "package store\n"}),
         ("the Go module renamed", {**BASE, "go.mod": "module example.com/other\n"}),
+        ("a second Go module", {**BASE, "pkg/go.mod": "module example.com/pkg\n"}),
+        ("a JS import of a .go file, added", {**BASE, "web/lib.ts": "import '../pkg/log/log.go'\n"}),
         ("a Rust crate root added", {**BASE, "crate/bin/main.rs": "mod cli;\n"}),
     ],
 )
 def test_a_change_that_reaches_far_is_counted_anew(why: str, new: Tree) -> None:
     change, _, _ = change_between(BASE, new)
     assert change is None, why
+
+
+def test_a_go_package_whose_member_a_js_import_names_is_counted_anew() -> None:
+    """Such a member carries its package's count, or its own where the package has none: the stored count
+    does not say which, so a change moving the package's count counts anew."""
+    old = {**BASE, "pkg/store/store.go": "package store\n", "web/go.ts": "import '../pkg/log/log.go'\n"}
+    assert fan_in(set(old), specs_of(old))["pkg/log/log.go"] == 1  # its own: pkg/log has no importer
+    change, _, anew = change_between(old, {**old, "pkg/store/store.go": BASE["pkg/store/store.go"]})
+    assert change is None
+    assert anew["pkg/log/log.go"] == 1  # the package's now
 
 
 def test_the_counts_move_as_the_change_says() -> None:
@@ -117,7 +159,7 @@ def test_the_counts_move_as_the_change_says() -> None:
 # kind of move happens: each change is checked against the count anew.
 _DIRS = ("", "a/", "a/b/", "c/")
 _NAMES = ("x", "y", "util", "index", "mod", "lib", "b")
-_EXTS = (".py", ".py", ".ts", ".js", ".rs", ".md")
+_EXTS = (".py", ".py", ".ts", ".js", ".rs", ".md", ".go", ".go", "_test.go")
 _LINES = {
     ".py": (
         "import x",
@@ -132,15 +174,36 @@ _LINES = {
     ".ts": ("import './x'", "import '../util'", "import '.'", "import './b/y.js'", "import './index'"),
     ".js": ("require('..')", "import './util.js'", "import '../a/b'"),
     ".rs": ("mod x;", "mod util;", "use crate::a::x;", "use super::util::f;", "use self::b::y;"),
+    # (under the module example.com/m at the root, and example.com/m/c in c/ when that go.mod is there)
+    ".go": (
+        'import "example.com/m/a"',
+        'import "example.com/m/a/b"',
+        'import "example.com/m"',
+        'import "example.com/m/c"',
+        'import "example.com/m/c/d"',
+        'import "example.com/m/d"',
+        'import "other.org/x"',
+    ),
 }
+_LINES["_test.go"] = _LINES[".go"]
+_GO_MODS = (
+    {"go.mod": "module example.com/m\n"},
+    {"go.mod": "module example.com/m\n", "c/go.mod": "module example.com/m/c\n"},
+)
 
 
 def _random_file(rng: random.Random) -> tuple[str, str]:
     ext = rng.choice(_EXTS)
     path = rng.choice(_DIRS) + rng.choice(_NAMES) + ext
+    return path, _random_text(ext, rng)
+
+
+def _random_text(ext: str, rng: random.Random) -> str:
     choices = _LINES.get(ext, ("text",))
     lines = rng.sample(choices, rng.randint(0, min(3, len(choices))))
-    return path, "\n".join(lines) + "\n"
+    if ext == ".ts" and rng.random() < 0.05:
+        lines.append("import './x.go'")  # a JS import of a Go file: its count is its own
+    return ("package p\n" if ext.endswith(".go") else "") + "\n".join(lines) + "\n"
 
 
 def _random_change(tree: Tree, rng: random.Random) -> Tree:
@@ -158,7 +221,7 @@ def _random_change(tree: Tree, rng: random.Random) -> Tree:
             new[rng.choice(_DIRS) + rng.choice(_NAMES) + path[path.rfind(".") :]] = new.pop(path)
         elif kind == "edit":
             path = rng.choice(paths)
-            new[path] = _random_file(rng)[1] if path.endswith((".py", ".ts", ".js", ".rs")) else "x\n"
+            new[path] = _random_text(next((e for e in _EXTS if path.endswith(e)), ".md"), rng)
         elif rng.random() < 0.5:  # a package over whatever is there
             new[rng.choice(_DIRS[1:]) + "__init__.py"] = ""
         else:  # a new package with its files
@@ -175,6 +238,8 @@ def test_random_changes_are_brought_up_to_date_to_the_count_anew() -> None:
         tree = dict(_random_file(rng) for _ in range(rng.randint(3, 12)))
         if rng.random() < 0.5:
             tree["a/__init__.py"] = "from . import x\n"
+        if rng.random() < 0.7:
+            tree.update(rng.choice(_GO_MODS))
         new = _random_change(tree, rng)
         change, brought, anew = change_between(tree, new)
         if change is not None:

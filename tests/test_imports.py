@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from tether.repo.fanin import fan_in
@@ -302,3 +304,60 @@ def test_js_keyword_then_comment_lines_then_its_string_and_quotes_that_close_and
     text = "import a from\n  // why this one\n  './a'\nx = '..//b from '../c'\n"
     # The string after comment lines keeps its keyword; a closing quote can open the next specifier.
     assert parse_imports("x.ts", text) == ["./a", "../c"]
+
+
+# Strings over the characters the finders look for (Unicode blanks too: `\s` is `str.isspace`), so that
+# openings, keywords and `::` fall everywhere, inside words and runs of each other.
+_JS_PIECES = (
+    "'",
+    '"',
+    ".",
+    "./",
+    "../",
+    "'.",
+    '".',
+    "/",
+    "x",
+    " ",
+    "\n",
+    "from ",
+    "import(",
+    "'./a'",
+    '"../b"',
+)
+_RUST_PIECES = (
+    "crate",
+    "super",
+    "self",
+    "::",
+    ":",
+    " ",
+    "\t",
+    "\n",
+    "\x85",
+    "\u2028",
+    "\xa0",
+    "my",
+    "a",
+    "_1",
+    "{",
+)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_str_find_led_finders_find_what_their_patterns_would(seed: int) -> None:
+    """The JS and Rust readers look for a relative specifier and an inline path where one can start
+    (`str.find`), not by their regex's scan of every position: the same matches, in the same order."""
+    from tether.repo import imports
+
+    rng = random.Random(seed)
+    for _ in range(2500):
+        text = "".join(rng.choice(_JS_PIECES) for _ in range(rng.randint(0, 24)))
+        quoted, pos = imports._Quoted(text), 0
+        while pos <= len(text):
+            want, got = imports._JS_QUOTED.search(text, pos), quoted.search(pos)
+            assert (got and got.span()) == (want and want.span()), (text, pos)
+            pos = want.start() + 1 if want else len(text) + 1
+        text = "".join(rng.choice(_RUST_PIECES) for _ in range(rng.randint(0, 24)))
+        want_paths = [m.span() for m in imports._at_word_start(imports._RUST_PATH, text)]
+        assert [m.span() for m in imports._rust_paths(text)] == want_paths, text

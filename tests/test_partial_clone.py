@@ -93,27 +93,32 @@ def test_the_recent_lines_of_a_partial_clone_fail_open_without_fetching(origin: 
     assert not any(lines.values())  # a hint that could not be read, not an error
 
 
-def test_a_copy_that_lost_a_blob_is_read_again_with_exact_renames(tmp_path: Path) -> None:
-    """No promisor remote says blobs may be missing: `git log -M` fails on the lost one, and history is
-    read again by blob id (`HistoryRestarted`)."""
+def test_a_copy_that_lost_a_blob_is_read_on_with_exact_renames_from_where_it_failed(tmp_path: Path) -> None:
+    """No promisor remote says blobs may be missing: `git log -M` fails on the lost one. The commits read
+    before it keep their renames with edits; the rest is read by blob id."""
     repo = Repo(tmp_path / "repo")
-    repo.commit({"a.py": BODY, "b.py": BODY.upper(), "c.py": "c\n"})
+    repo.commit({"a.py": BODY, "b.py": BODY.upper(), "c.py": "c\n", "d.py": BODY.title()})
+    repo.git("mv", "d.py", "e.py")
+    repo.commit({"e.py": BODY.title() + "edited\n"})  # a rename with edits, before the lost blob is read
     second = repo.commit({"c.py": "c2\n", "b.py": BODY.upper() + "B\n"})
     repo.git("mv", "a.py", "moved.py")
     repo.git("mv", "b.py", "edited.py")
     repo.commit({"edited.py": BODY.upper() + "B\nEDITED\n"})
-    lost = repo.git("rev-parse", f"{second}:b.py")  # the old side of the rename with edits
+    lost = repo.git("rev-parse", f"{second}:b.py")  # the old side of the last rename with edits
     (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
     assert subprocess.run(
         ["git", "log", "-M", "--name-status"], cwd=repo.path, capture_output=True
     ).returncode
 
     commits = read_commits(repo.path, ["HEAD"])
+    assert [len(c.parents) for c in commits] == [0, 1, 1, 1]  # each commit once
+    assert ("R", "e.py", "d.py") in {(c.status, c.path, c.old) for c in commits[1].changes}
     last = {(c.status, c.path, c.old) for c in commits[-1].changes}
     assert ("R", "moved.py", "a.py") in last and ("A", "edited.py", None) in last
     rm = open_map(repo.path, tmp_path / "index.db")
-    assert rm.refresh().new_commits == 3
+    assert rm.refresh().new_commits == 4
     assert rm.exists("moved.py") and rm.exists("edited.py")
+    assert rm.tables.change_count("e.py") == 2  # its history as d.py follows it
 
 
 def test_a_treeless_clone_says_how_to_make_it_readable(origin: Repo, tmp_path: Path) -> None:

@@ -93,9 +93,10 @@ def db(tmp_path: Path) -> Path:
 def dump(rm: RepoMap) -> tuple[list[tuple[str, int, int]], list[tuple[str, str, int]]]:
     conn = rm.tables.conn
     paths = conn.execute("SELECT path, changes, present FROM repomap_paths ORDER BY path").fetchall()
-    pairs = conn.execute(
+    pairs = conn.execute(  # (each pair in both directions: which path has the lower id depends on the build)
         "SELECT pa.path, pb.path, r.n FROM repomap_pairs r JOIN repomap_paths pa ON pa.id = r.a "
-        "JOIN repomap_paths pb ON pb.id = r.b ORDER BY 1, 2"
+        "JOIN repomap_paths pb ON pb.id = r.b UNION ALL SELECT pb.path, pa.path, r.n FROM repomap_pairs r "
+        "JOIN repomap_paths pa ON pa.id = r.a JOIN repomap_paths pb ON pb.id = r.b ORDER BY 1, 2"
     ).fetchall()
     return paths, pairs
 
@@ -109,6 +110,35 @@ def test_migration_creates_everything_and_is_idempotent(db: Path) -> None:
     migrate_repomap(conn)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"repomap_state", "repomap_paths", "repomap_pairs", "repomap_imports"} <= names
+
+
+def test_an_index_storing_pairs_both_ways_keeps_each_once(repo: Repo, tmp_path: Path) -> None:
+    """Before 0010 each pair was stored in both directions: opening such an index keeps one, with the same
+    counts and neighbours."""
+    from tether.store.sqlite.store import SQLiteStore
+
+    repo.commit({"a.py": "1", "b.py": "1", "c.py": "1"})
+    repo.commit({"a.py": "2", "b.py": "2"})
+    repo.commit({"b.py": "3", "c.py": "3", "a.py": "3"})
+    store = SQLiteStore(tmp_path / "index.db")
+    rm = RepoMap(repo.path, store.repomap())
+    rm.refresh()
+    expected = {p: rm.neighbours(p, 3, min_count=1) for p in ("a.py", "b.py", "c.py")}
+    assert expected["b.py"] == [("a.py", 1.0), ("c.py", 2 / 3)]
+    conn = store.conn
+    rows = conn.execute("SELECT a, b, n FROM repomap_pairs ORDER BY a, b").fetchall()
+    assert rows and all(a < b for a, b, _ in rows)
+    # As a tether before 0010 left it: both directions, no index on `b`, the migration not recorded.
+    conn.execute("INSERT INTO repomap_pairs SELECT b, a, n FROM repomap_pairs")
+    conn.execute("DROP INDEX repomap_pairs_b")
+    conn.execute("DELETE FROM migrations WHERE name = '0010_repomap_pairs_once'")
+    store.close()
+    store = SQLiteStore(tmp_path / "index.db")  # opening it runs the migration
+    assert store.conn.execute("SELECT a, b, n FROM repomap_pairs ORDER BY a, b").fetchall() == rows
+    rm = RepoMap(repo.path, store.repomap())
+    assert {p: rm.neighbours(p, 3, min_count=1) for p in ("a.py", "b.py", "c.py")} == expected
+    assert rm.tables.pair_count("c.py", "b.py") == rm.tables.pair_count("b.py", "c.py") == 2
+    store.close()
 
 
 def test_missing_tables_say_what_to_do(tmp_path: Path) -> None:
@@ -643,9 +673,71 @@ PULLS: list[tuple[str, dict[str, str], list[str], list[tuple[str, str]], bool]] 
         {"cmd/main.go": "package main\n", "pkg/log/level.go": "package log\n"},
         [],
         [],
-        True,
+        False,
     ),
+    (
+        "a Go file importing a package not there yet, a test file importing another",
+        {
+            "cmd/main.go": (
+                'package main\n\nimport (\n\t"example.com/m/pkg/store"\n\t"example.com/m/pkg/next"\n)\n'
+            ),
+            "tools/gen.go": 'package tools\n\nimport "example.com/m/pkg/next"\n',
+            "pkg/log/log_test.go": 'package log\n\nimport "example.com/m/pkg/store"\n',
+        },
+        [],
+        [],
+        False,
+    ),
+    ("a Go package existing imports now find", {"pkg/next/next.go": "package next\n"}, [], [], False),
+    (
+        "a Go package's member moved to another, one removed",
+        {"go.mod": "module example.com/m\n\ngo 1.22\n"},  # (a go.mod edit keeping its module)
+        ["pkg/log/level.go"],
+        [("pkg/next/next.go", "pkg/store/next.go")],
+        False,
+    ),
+    (
+        "a Go package's members all replaced",
+        {"pkg/store/db.go": 'package store\n\nimport "example.com/m/pkg/log"\n'},
+        ["pkg/store/store.go", "pkg/store/next.go"],
+        [],
+        False,
+    ),
+    (
+        "a Go package's last member removed, another package's imports edited",
+        {
+            "pkg/store/db.go": (
+                'package store\n\nimport (\n\t"example.com/m/pkg/log"\n\t"example.com/m/tools"\n)\n'
+            )
+        },
+        ["pkg/log/log.go"],
+        [],
+        False,
+    ),
+    ("the Go module renamed", {"go.mod": "module example.com/renamed\n"}, [], [], True),
 ]
+
+
+# Go counts after some of the pulls (each member of a package carries its count): the pulls moved them.
+GO_COUNTS_AFTER = {
+    "a Go file importing a package not there yet, a test file importing another": {
+        "pkg/store/store.go": 2,
+        "pkg/log/log.go": 1,
+        "pkg/log/level.go": 1,
+        "tools/gen.go": 0,
+    },
+    "a Go package existing imports now find": {"pkg/next/next.go": 2, "pkg/store/store.go": 2},
+    "a Go package's member moved to another, one removed": {
+        "pkg/store/next.go": 2,
+        "pkg/store/store.go": 2,
+        "pkg/log/log.go": 1,
+    },
+    "a Go package's members all replaced": {"pkg/store/db.go": 2, "pkg/log/log.go": 1},
+    "a Go package's last member removed, another package's imports edited": {
+        "tools/gen.go": 1,
+        "pkg/store/db.go": 2,
+    },
+}
 
 
 def test_pulls_of_every_kind_end_at_a_full_builds_files_and_fan_in(
@@ -683,7 +775,12 @@ def test_pulls_of_every_kind_end_at_a_full_builds_files_and_fan_in(
         fresh.refresh()
         assert rm.tables.present_paths() == fresh.tables.present_paths(), why
         assert fan_ins(rm) == fan_ins(fresh), why
+        counts = fan_ins(rm)
+        assert {p: counts.get(p, 0) for p in GO_COUNTS_AFTER.get(why, {})} == GO_COUNTS_AFTER.get(why, {}), (
+            why
+        )
     counts = fan_ins(rm)  # the pulls moved what they say
+    assert "tools/gen.go" not in counts and "pkg/store/db.go" not in counts  # (the module renamed)
     assert (counts["vendored.py"], counts["helpers/fmt.py"], counts["plugins/loader.py"]) == (2, 1, 1)
     assert (counts["web/helpers/index.ts"], counts["crate/net/mod.rs"], counts["crate/db/pool.rs"]) == (
         1,
@@ -785,6 +882,21 @@ def test_a_watermark_names_exactly_what_is_left_at_every_stop(repo: Repo) -> Non
         assert sorted(left) == sorted(c.sha for c in stream[stop:]), stop
         assert Watermark.decode(mark.encode()) == mark
     assert widest >= 2  # some stops had two lines of history open
+
+
+def test_a_history_stream_left_part_way_or_unread_stops_its_git(repo: Repo) -> None:
+    """git starts when the stream is made (a refresh's setup overlaps its walk): a stream closed before its
+    end, or never read, leaves no git running."""
+    from tether.repo.git import stream_commits
+
+    for _ in range(5):
+        repo.touch("a.py", "b.py")
+    with stream_commits(repo.path, ["HEAD"]) as history:
+        assert next(iter(history)).parents == ()  # the root first
+    unread = stream_commits(repo.path, ["HEAD"])
+    unread.close()
+    assert history._log.proc.returncode is not None and unread._log.proc.returncode is not None
+    assert len(list(stream_commits(repo.path, ["HEAD"]))) == 5
 
 
 def full_dump(rm: RepoMap) -> tuple[object, ...]:

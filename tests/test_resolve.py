@@ -66,3 +66,40 @@ def test_an_index_handed_in_is_the_one_used() -> None:
     files = {"a.py", "b.py"}
     resolver = Resolver(files, {}, py_modules={"b": ["elsewhere/b.py"]})
     assert resolver.targets("a.py", ["b"]) == {"elsewhere/b.py"}
+
+
+def test_rust_paths_resolve_under_each_files_own_crate() -> None:
+    """Crate roots are found once per directory: one resolver, asked deep files first, then a file of a
+    crate nested in another's directory, then the outer crate's, gives each its own root."""
+    files = {
+        "lib.rs",  # a crate at the repository's root
+        "util.rs",
+        "core/src/lib.rs",
+        "core/src/db/mod.rs",
+        "core/src/db/pool/conn.rs",
+        "core/src/net.rs",
+        "core/src/tools/cli/main.rs",  # a crate inside the other's directory
+        "core/src/tools/cli/args.rs",
+        "core/src/tools/cli/net.rs",
+    }
+    resolver = Resolver(files, {})
+    asked = [
+        (
+            "core/src/db/pool/conn.rs",
+            ["use:super::super::super::net::Socket", "use:crate::db"],
+            {"core/src/net.rs", "core/src/db/mod.rs"},
+        ),
+        (
+            "core/src/tools/cli/args.rs",
+            ["use:crate::net::x", "use:super::net"],
+            {"core/src/tools/cli/net.rs"},
+        ),
+        (
+            "core/src/db/mod.rs",
+            ["use:self::pool::conn::C", "use:crate::net"],
+            {"core/src/db/pool/conn.rs", "core/src/net.rs"},
+        ),
+        ("util.rs", ["use:crate::util::f", "use:crate::core::x"], {"util.rs"}),
+    ]
+    for importer, specs, targets in asked:
+        assert resolver.targets(importer, specs) == targets, importer

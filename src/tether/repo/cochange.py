@@ -5,11 +5,14 @@ once for each file it touches and once for each pair of them, in path ids, follo
     for commit in commits:
         counts.add(commit)
     store.apply_cochange(counts.result())
+
+`present_after` tells what such a write leaves of the present files' rows (a rename moves a row).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import chain, combinations
 
@@ -74,3 +77,23 @@ class CoChangeCounts:
             Counter(chain.from_iterable(combinations(t, 2) for t in touched if len(t) > 1))
         )
         return self.write
+
+
+def present_after(
+    counted: Mapping[str, int], ids: Mapping[str, int], write: CoChangeWrite
+) -> dict[str, int] | None:
+    """The present paths and their fan-in once `write` is applied over rows that held `counted` (present
+    path -> fan-in) with the path ids `ids`: a moved id takes its row (present, fan-in) to its new path, a
+    dropped one loses it. None when a present path has no id (then read what is stored)."""
+    if not write.dropped and all(i in write.new_ids for i in write.paths):
+        return dict(counted)  # no row moved (new ids are rows of paths not present yet)
+    path_of = {i: p for p, i in ids.items()}
+    moved = {i: p for i, p in write.paths.items() if i not in write.new_ids}
+    out: dict[str, int] = {}
+    for path, n in counted.items():
+        ident = ids.get(path)
+        if ident is None:
+            return None
+        if ident not in write.dropped:
+            out[moved.get(ident, path_of[ident])] = n
+    return out

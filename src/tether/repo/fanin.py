@@ -8,10 +8,16 @@ removed, the files holding a spec that could name one of them (tested once per d
 module names and last path components of what moved). Each of those is resolved against the old file set
 and the new one, and the difference is added to the old counts: `applied(old)` is exactly what `fan_in`
 counts anew.
+A Go import names a package (a directory), whose count every non-test `.go` file of it carries: a package's
+count moves by its importers' delta, and is written to its members as they are after the change (those
+added included). A directory that gains its first member or loses its last changes what the import paths
+naming it resolve to: their holders are re-resolved too.
 A change that moves resolution far from it (an `__init__.py` added or removed over files that stay: their
-module names change; a Go file or `go.mod`, a Rust crate root added or removed; a Go file's imports
-changed) has no `FanInChange`: count from scratch. A new package (its `__init__.py` with its files) is
-brought up to date like any other file.
+module names change; a `go.mod` added, removed or naming another module; a Rust crate root added or
+removed) has no `FanInChange`: count from scratch. So has one that moves a Go package's count while a JS
+import names a `.go` file by its path (that file's count is its own where its package has none, which a
+stored count does not tell). A new package (its `__init__.py` with its files) is brought up to date like
+any other file.
 
     >>> files = {"a.py", "b.py", "c.py"}
     >>> old = {"a.py": ("b",), "b.py": (), "c.py": ()}
@@ -26,13 +32,14 @@ import posixpath
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
-from tether.repo.imports import language_of
+from tether.repo.imports import JS_EXTS, language_of
 from tether.repo.resolve import Resolver, package_dirs, python_names
 
-# Names whose arrival or departure moves resolution far from them: a Rust crate root, a Go module, every Go
-# file (a package's fan-in is spread over its members). An `__init__.py` does when files stay under it.
+# Names whose arrival or departure moves resolution far from them: a Rust crate root, a Go module. An
+# `__init__.py` does when files stay under it.
 _STRUCTURAL = frozenset({"lib.rs", "main.rs", "go.mod"})
 
 
@@ -62,7 +69,11 @@ class FanInChange:
     """How the counts of `fan_in` move from one (files, specs) to the next (see the module's docstring)."""
 
     files: frozenset[str]  # the new file set
-    delta: dict[str, int]  # target -> importers gained minus importers lost (never 0)
+    # target (a Go package as "dir/") -> importers gained minus importers lost (never 0)
+    delta: dict[str, int]
+    # Go package directory -> (one of its members before the change, which carries its count then, or None;
+    # its members after it): the packages whose count or members moved.
+    packages: dict[str, tuple[str | None, tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def between(
@@ -79,37 +90,45 @@ class FanInChange:
         before, after = frozenset(old_files), frozenset(files)
         added, removed = after - before, before - after
         moved = added | removed
-        if any(_structural(p) for p in moved) or any(language_of(p) in ("go", "gomod") for p in changed):
+        if any(_structural(p) for p in moved) or any(language_of(p) == "gomod" for p in changed):
             return None
         if not changed and not moved:
             return cls(after, {})
         names = _Names(before, after, added, removed)
         if names.reach_kept():
             return None
-        exposed = _exposed(moved, specs, names) if moved else set()
+        new = Resolver(after, specs)
+        go = _GoMoves(new, added, removed)
+        every = set().union(*specs.values()) if moved else set()  # the distinct specs
+        exposed = _exposed(moved, every, names) | go.exposed(every) if moved else set()
         importers = set(changed) | {
             p for p, file_specs in specs.items() if not exposed.isdisjoint(file_specs)
         }
-        new = Resolver(after, specs)
         targets = {p: new.targets(p, specs[p]) for p in importers if p in after and p in specs}
         old = new  # the same file set: the same resolution
         if moved:
             # An absolute spec no moved file can answer resolves as it does in the new file set.
             known = {spec: t for spec, t in new.absolute_specs().items() if spec not in exposed}
-            old = Resolver(before, old_specs, _index_before(new.py_modules, added, removed, names), known)
+            known_go = {spec: t for spec, t in new.go_paths().items() if spec not in exposed}
+            index = _index_before(new.py_modules, added, removed, names)
+            old = Resolver(before, old_specs, index, known, known_go, go.packages_before())
         delta: dict[str, int] = defaultdict(int)
         for path in importers:
             was = old.targets(path, old_specs[path]) if path in before and path in old_specs else set()
             now = targets.get(path, set())
             was.discard(path)
             now.discard(path)
-            if any(t.endswith(("/", ".go")) for t in was ^ now):
-                return None  # a Go package's count is spread over its members: count from scratch
+            if any(t.endswith(".go") for t in was ^ now):
+                return None  # a `.go` file imported by its path (JS): see the module's docstring
             for target in now - was:
                 delta[target] += 1
             for target in was - now:
                 delta[target] -= 1
-        return cls(after, {target: d for target, d in delta.items() if d})
+        delta = {target: d for target, d in delta.items() if d}
+        touched = go.members_moved | {t[:-1] for t in delta if t.endswith("/")}
+        if touched and _names_go_file(specs):
+            return None
+        return cls(after, delta, {pkg: (go.member_before(pkg), go.members(pkg)) for pkg in touched})
 
     def applied(self, old_counts: Mapping[str, int]) -> dict[str, int]:
         """`old_counts` (what `fan_in` gave for the old files and specs) moved by this change."""
@@ -122,12 +141,81 @@ class FanInChange:
                 counts[target] = n
             else:
                 del counts[target]
+        for pkg, (member_before, members) in self.packages.items():
+            n = old_counts.get(member_before, 0) if member_before is not None else 0
+            n += self.delta.get(pkg + "/", 0)
+            for member in members:
+                if n:
+                    counts[member] = n
+                else:
+                    counts.pop(member, None)
         return counts
 
 
 def _structural(path: str) -> bool:
-    name = path.rpartition("/")[2]
-    return name in _STRUCTURAL or name.endswith(".go") or path == "__init__.py"
+    return path.rpartition("/")[2] in _STRUCTURAL or path == "__init__.py"
+
+
+class _GoMoves:
+    """The Go packages whose members came or went, from the new file set's `Resolver` and what moved."""
+
+    def __init__(self, new: Resolver, added: frozenset[str], removed: frozenset[str]) -> None:
+        self.new, self.added = new, added
+        self.removed: dict[str, list[str]] = defaultdict(list)  # package -> its members removed
+        for path in removed:
+            if _go_member(path):
+                self.removed[path.rpartition("/")[0]].append(path)
+        self.members_moved = set(self.removed) | {p.rpartition("/")[0] for p in added if _go_member(p)}
+
+    def packages_before(self) -> dict[str, list[str]]:
+        """`Resolver.go_packages` of the file set before the change, from the new one's."""
+        packages = dict(self.new.go_packages)
+        for pkg in self.members_moved:
+            members = [m for m in packages.get(pkg, ()) if m not in self.added] + self.removed.get(pkg, [])
+            if members:
+                packages[pkg] = members
+            else:
+                packages.pop(pkg, None)
+        return packages
+
+    def members(self, pkg: str) -> tuple[str, ...]:
+        return tuple(self.new.go_packages.get(pkg, ()))
+
+    def member_before(self, pkg: str) -> str | None:
+        """A file that was a member of `pkg` before the change (all carried its count), or None."""
+        kept = (m for m in self.new.go_packages.get(pkg, ()) if m not in self.added)
+        return next(kept, None) or next(iter(self.removed.get(pkg, ())), None)
+
+    def exposed(self, specs: Collection[str]) -> set[str]:
+        """The import paths among `specs` that name a directory which gained its first member or lost its
+        last (they resolve to its package on one side only)."""
+        new = self.new
+        flipped = {
+            p for p in self.members_moved if (p in new.go_packages) != (self.member_before(p) is not None)
+        }
+        if not flipped:
+            return set()
+        # A path names a directory of its last segment unless that segment is "", "." or ".." (`go_dir`
+        # normalizes) or the path is a module's own: only those are resolved.
+        last = {p.rpartition("/")[2] for p in flipped} | {"", ".", ".."}
+        modules = {module for module, _ in new.go_modules}
+        return {
+            spec
+            for spec in specs
+            if (spec.rpartition("/")[2] in last or spec in modules) and new.go_dir(spec) in flipped
+        }
+
+
+def _go_member(path: str) -> bool:
+    """Whether `path` is a member of its directory's Go package (carries the package's count)."""
+    return path.endswith(".go") and not path.endswith("_test.go")
+
+
+def _names_go_file(specs: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a JS import may name a `.go` file by its path (a superset: any JS spec holding `.go`)."""
+    return any(
+        ".go" in spec for path, file_specs in specs.items() if path.endswith(JS_EXTS) for spec in file_specs
+    )
 
 
 class _Names:
@@ -137,18 +225,23 @@ class _Names:
     def __init__(
         self, before: frozenset[str], after: frozenset[str], added: frozenset[str], removed: frozenset[str]
     ) -> None:
-        self.kept = before & after
-        self.packages_after = package_dirs(after)
+        self.before, self.after, self.added = before, after, added
         self.came = package_dirs(added)
         self.went = package_dirs(removed)
-        self.packages_before = (self.packages_after - self.came) | self.went
-        self.added = added
+
+    @cached_property
+    def packages_after(self) -> set[str]:
+        return package_dirs(self.after)
+
+    @cached_property
+    def packages_before(self) -> set[str]:
+        return (self.packages_after - self.came) | self.went
 
     def reach_kept(self) -> bool:
         """Whether a package came or went over a Python file that stays (its names change)."""
         if not self.came and not self.went:
             return False
-        kept = sorted(p for p in self.kept if p.endswith(".py"))
+        kept = sorted(p for p in self.before & self.after if p.endswith(".py"))
         for directory in self.came | self.went:
             i = bisect_left(kept, directory + "/")
             if i < len(kept) and kept[i].startswith(directory + "/"):
@@ -160,8 +253,8 @@ class _Names:
         return python_names(path, packages)
 
 
-def _exposed(moved: frozenset[str], specs: Mapping[str, Sequence[str]], module_names: _Names) -> set[str]:
-    """The specs of `specs` that could resolve to, or away from, one of `moved` (a superset).
+def _exposed(moved: frozenset[str], specs: Collection[str], module_names: _Names) -> set[str]:
+    """The specs among `specs` that could resolve to, or away from, one of `moved` (a superset).
 
     A spec names a file by its module name (absolute Python) or by its last path component (relative
     Python, JS, Rust); an `index.*`, `mod.rs` or `__init__.py` by its directory's."""
@@ -175,7 +268,7 @@ def _exposed(moved: frozenset[str], specs: Mapping[str, Sequence[str]], module_n
         if path.endswith(".py"):
             names |= module_names.of(path)
     parts.discard("")  # a root-level index: named by `.`-only specs, which are always tested
-    return {spec for spec in set().union(*specs.values()) if _may_name(spec, names, parts)}
+    return {spec for spec in specs if _may_name(spec, names, parts)}
 
 
 def _may_name(spec: str, names: set[str], parts: set[str]) -> bool:

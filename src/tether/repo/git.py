@@ -250,36 +250,57 @@ def blob_id(data: bytes, object_format: str = "sha1") -> str:
 
 def read_commits(root: Path, revs: Sequence[str], prefix: str = "") -> list[Commit]:
     """Non-merge commits of `revs`, oldest first (parents before children), with their files."""
-    try:
-        return [c for c in stream_commits(root, revs, prefix) if not c.merge]
-    except HistoryRestarted:
-        return [c for c in stream_exact_renames(root, revs, prefix) if not c.merge]
+    return [c for c in stream_commits(root, revs, prefix) if not c.merge]
 
 
-def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
-    """The commits of `revs`, merges included (with no changes), oldest first: one `git log`, parsed
-    while git is still writing it (on a 20k-commit history git and this parser then share the time
-    instead of adding it up), memory bounded by a chunk. Merges are there for their parents: a reader
-    that stops part way knows exactly which commits it has seen (`tether.repo.watermark`).
+def stream_commits(root: Path, revs: Sequence[str], prefix: str = "") -> HistoryStream:
+    """The commits of `revs`, merges included (with no changes), oldest first: `HistoryStream`."""
+    return HistoryStream(root, revs, prefix)
+
+
+class HistoryStream:
+    """The commits of `revs`, merges included (with no changes), oldest first: one `git log`, started
+    when this is made (what its caller does before iterating overlaps git's walk of the history) and
+    parsed while git is still writing it (on a 20k-commit history git and this parser then share the time
+    instead of adding it up), memory bounded by a chunk. Merges are there for their parents: a reader that
+    stops part way knows exactly which commits it has seen (`tether.repo.watermark`). Iterate once;
+    `close()` (or `with`) stops a git not read to its end.
 
     Rename detection compares blob contents. A partial clone (`--filter=blob:none`) lacks history's old
     blobs and git may not fetch them (`_SETTINGS`): its history is read with exact renames alone, a path
     moved with its content unchanged (git finds those by blob id, without reading a blob). A repository
     that lacks blobs without saying so (a mirror missing its largest objects) makes `git log -M` fail part
-    way: `HistoryRestarted` tells the consumer to drop what it was given and read `stream_exact_renames`.
-    Co-change works either way; a rename with edits then shows as a delete plus an add."""
-    if partial_clone(root):
-        yield from _stream(root, revs, prefix, exact=True)
-        return
-    try:
-        yield from _stream(root, revs, prefix, exact=False)
-    except _RenamesFailed:
-        raise HistoryRestarted() from None
+    way: the commits given so far stand, and the rest is read on with exact renames (what was given is
+    closed under ancestry, history being read parents first, so the rest is `revs` without the tips of
+    what was given). Co-change works either way; a rename with edits then shows as a delete plus an add."""
 
+    def __init__(self, root: Path, revs: Sequence[str], prefix: str = "") -> None:
+        self.root, self.revs, self.prefix = root, list(revs), prefix
+        self._exact = partial_clone(root)
+        self._log = _Log(root, self.revs, exact=self._exact)
 
-def stream_exact_renames(root: Path, revs: Sequence[str], prefix: str = "") -> Iterator[Commit]:
-    """`stream_commits` with exact renames alone (after `HistoryRestarted`): no blob is read."""
-    yield from _stream(root, revs, prefix, exact=True)
+    def __iter__(self) -> Iterator[Commit]:
+        if self._exact:
+            yield from self._log.commits(self.prefix)
+            return
+        tips: set[str] = set()  # of the commits given so far
+        try:
+            for commit in self._log.commits(self.prefix):
+                tips.difference_update(commit.parents)
+                tips.add(commit.sha)
+                yield commit
+        except _RenamesFailed:
+            self._log = _Log(self.root, [*self.revs, *(f"^{t}" for t in sorted(tips))], exact=True)
+            yield from self._log.commits(self.prefix)
+
+    def close(self) -> None:
+        self._log.close()
+
+    def __enter__(self) -> HistoryStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def partial_clone(root: Path) -> bool:
@@ -295,32 +316,36 @@ def partial_clone(root: Path) -> bool:
     )
 
 
-class HistoryRestarted(Exception):
-    """`git log -M` failed part way (missing blobs): read the history again with `stream_exact_renames`."""
-
-
 class _RenamesFailed(Exception):
-    pass
+    """`git log -M` failed part way (missing blobs)."""
 
 
 _CHUNK = 1 << 20
 _BOUNDARY = "\0\x01"  # NUL then the next commit's \x01 marker: everything before it is whole commits
 
 
-def _stream(root: Path, revs: Sequence[str], prefix: str, *, exact: bool) -> Iterator[Commit]:
-    detect = "-M100%" if exact else "-M"
-    # Merges are listed (git log shows no changes for them unless asked with -m, -c or --cc) for their
-    # parents; a reader skips them as `--no-merges` would.
-    args = ["log", "--topo-order", "--reverse", detect, "--name-status", "-z", "--format=%x01%H %P"]
-    cmd, env = _command(root, [*args, *revs, "--"])
-    import subprocess
-    import tempfile
+class _Log:
+    """One `git log` of a `HistoryStream`, started at once."""
 
-    with tempfile.TemporaryFile() as err:
+    def __init__(self, root: Path, revs: Sequence[str], *, exact: bool) -> None:
+        import subprocess
+        import tempfile
+
+        self.root, self.revs, self.exact = root, revs, exact
+        # Merges are listed (git log shows no changes for them unless asked with -m, -c or --cc) for their
+        # parents; a reader skips them as `--no-merges` would.
+        detect = "-M100%" if exact else "-M"
+        self.args = ["log", "--topo-order", "--reverse", detect, "--name-status", "-z", "--format=%x01%H %P"]
+        cmd, env = _command(root, [*self.args, *revs, "--"])
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115 (git writes it while the stream is read; `close`)
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, env=env)
         except OSError as exc:
+            self.err.close()
             raise TetherError(f"Could not run git ({exc}); install git or put it on PATH.") from exc
+
+    def commits(self, prefix: str) -> Iterator[Commit]:
+        proc = self.proc
         assert proc.stdout is not None
         rest = ""
         try:
@@ -335,24 +360,35 @@ def _stream(root: Path, revs: Sequence[str], prefix: str, *, exact: bool) -> Ite
                     continue
                 rest = text[cut + 1 :]
                 yield from parse_log(text[: cut + 1].split("\0"), prefix)
+            if proc.wait() != 0:
+                self._failed()
+            if rest:
+                yield from parse_log(rest.split("\0"), prefix)
         finally:
-            proc.stdout.close()
-            code = proc.wait()
-        if code != 0:
-            if not exact:
-                raise _RenamesFailed()
-            err.seek(0)
-            message = err.read().decode(errors="replace").strip()
-            shown = " ".join(revs[:3]) + (" ..." if len(revs) > 3 else "")
-            if partial_clone(root):  # a treeless clone (`--filter=tree:0`): its history has no file lists
-                message += (
-                    "\nThis partial clone lacks objects its history's file lists need, and tether never"
-                    " fetches: `git fetch --refetch --filter=blob:none` makes it a blobless clone that tether"
-                    " can read (co-change and renames; recall works without them meanwhile)."
-                )
-            raise TetherError(f"`git {' '.join(args)} {shown}` failed in {root}: {message}")
-        if rest:
-            yield from parse_log(rest.split("\0"), prefix)
+            self.close()
+
+    def _failed(self) -> None:
+        if not self.exact:
+            raise _RenamesFailed()
+        self.err.seek(0)
+        message = self.err.read().decode(errors="replace").strip()
+        shown = " ".join(self.revs[:3]) + (" ..." if len(self.revs) > 3 else "")
+        if partial_clone(self.root):  # a treeless clone (`--filter=tree:0`): its history has no file lists
+            message += (
+                "\nThis partial clone lacks objects its history's file lists need, and tether never"
+                " fetches: `git fetch --refetch --filter=blob:none` makes it a blobless clone that tether"
+                " can read (co-change and renames; recall works without them meanwhile)."
+            )
+        raise TetherError(f"`git {' '.join(self.args)} {shown}` failed in {self.root}: {message}")
+
+    def close(self) -> None:
+        """Stop git if it still runs (a reader that stopped early), and let go of its pipes."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.proc.wait()
+        self.err.close()
 
 
 def parse_log(tokens: Sequence[str], prefix: str = "") -> list[Commit]:

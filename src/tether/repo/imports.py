@@ -80,6 +80,7 @@ def parse_imports(path: str, text: str) -> list[str]:
 # keyword behind it is twice as fast as one pattern led by the keywords (tried at every position of the
 # file); a keyword more than `_JS_LOOKBACK` characters before its string (a long run of blanks) is missed.
 _JS_QUOTED = re.compile(r"""(['"])(\.\.?(?:/[^'"\n]*)?)\1""")
+_JS_OPENINGS = ("'.", '".')  # how a relative specifier starts: `str.find` looks for them
 _JS_BEFORE = re.compile(r"(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)\Z")
 _JS_LOOKBACK = 64
 
@@ -116,12 +117,38 @@ def _at_word_start(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str
             pos = m.start() + 1
 
 
+class _Quoted:
+    """`_JS_QUOTED.search(text, pos)` for rising `pos`, tried only where a quote and a dot open a string,
+    found by `str.find` and kept between calls: the regex's own scan for a quote (a class, tried at every
+    position) was most of a TypeScript file's parse."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.next = [text.find(opening) for opening in _JS_OPENINGS]  # per opening; -1: none left
+
+    def search(self, pos: int) -> re.Match[str] | None:
+        text, found = self.text, self.next
+        for i, at in enumerate(found):
+            if 0 <= at < pos:
+                found[i] = text.find(_JS_OPENINGS[i], pos)
+        while True:
+            live = [(at, i) for i, at in enumerate(found) if at >= 0]
+            if not live:
+                return None
+            at, i = min(live)
+            m = _JS_QUOTED.match(text, at)
+            if m is not None:
+                return m
+            found[i] = text.find(_JS_OPENINGS[i], at + 1)
+
+
 def _js_specs(text: str) -> list[str]:
     text = _without_block_comments(text)
     before = _JS_BEFORE.search
     out: list[str] = []
     pos = line = seen = 0  # `line`: where the line holding `seen` starts (strings come in order: found once)
-    while (m := _JS_QUOTED.search(text, pos)) is not None:
+    quoted = _Quoted(text)
+    while (m := quoted.search(pos)) is not None:
         start = m.start()
         newline = text.rfind("\n", seen, start)
         line, seen = (newline + 1 if newline >= 0 else line), start
@@ -204,7 +231,7 @@ def _go_specs(text: str) -> list[str]:
         closed = text.find(")", m.end())  # the block: up to the first `)`, as `import\s*\((.*?)\)` reads it
         if closed < 0:
             break  # no block closes after here
-        out.extend(g.group(1) for g in _GO_STRING.finditer(text, m.end(), closed))
+        out.extend(_GO_STRING.findall(text, m.end(), closed))
         pos = closed + 1
     return out
 
@@ -271,8 +298,10 @@ def _rust_specs(text: str) -> list[str]:
     for start, end, body in _rust_uses(text):
         outside.append(text[last:start])
         last = end
-        # (Blanks collapsed first: around a long run of them `\s*` beside `\s*` tried every split of it.)
-        tree = _USE_PUNCT.sub(r"\1", _BLANKS.sub(" ", body.strip()))
+        # (Blanks collapsed first: around a long run of them `\s*` beside `\s*` tried every split of it. Then
+        # the only blank left is " ": a tree without one has none to drop.)
+        tree = _BLANKS.sub(" ", body.strip())
+        tree = _USE_PUNCT.sub(_group_1, tree) if " " in tree else tree
         for path in _expand_use_tree(tree):
             segs = [s for s in _USE_ALIAS.sub("", path).split("::") if s]
             if segs and segs[-1] == "self":
@@ -281,9 +310,36 @@ def _rust_specs(text: str) -> list[str]:
                 out.append("use:" + "::".join(segs))
     outside.append(text[last:])
     # Paths used inline (`crate::db::open()`), outside `use` items (already expanded above).
-    for m in _at_word_start(_RUST_PATH, "".join(outside)):
+    for m in _rust_paths("".join(outside)):
         out.append("use:" + _BLANKS.sub("", m.group(0)))
     return out
+
+
+def _group_1(m: re.Match[str]) -> str:
+    return m.group(1)  # (`sub` with a callable: a template `\1` is expanded in Python at every match)
+
+
+def _rust_paths(text: str) -> Iterator[re.Match[str]]:
+    """`_at_word_start(_RUST_PATH, text)`, tried only where a path can start: a `crate`, `super` or `self`
+    ending just before a `::` (blanks between), found from each `::` by `str.find` (the regex's own scan,
+    led by an alternation, tried every position of the file: most of a Rust file's parse)."""
+    pos, colons = 0, text.find("::")
+    while colons >= 0:
+        end = colons
+        while end > 0 and text[end - 1].isspace():  # (`\s` is `str.isspace` for a str pattern)
+            end -= 1
+        word = 5 if text.endswith(("crate", "super"), 0, end) else 4 if text.endswith("self", 0, end) else 0
+        start = end - word
+        colons = text.find("::", colons + 1)
+        if not word or start < pos or (m := _RUST_PATH.match(text, start)) is None:
+            continue
+        if _WORD_START.match(text, start):
+            yield m
+            pos = m.end()
+            while 0 <= colons < pos:  # (the match's own `::`s)
+                colons = text.find("::", colons + 1)
+        else:
+            pos = start + 1
 
 
 # Braces nested deeper than this in one `use` item are not Rust anyone writes: a file's text, not the reader's

@@ -27,17 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from tether.errors import TetherError
-from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts
+from tether.repo.cochange import REPOMAP_VERSION, CoChangeCounts, present_after
 from tether.repo.fanin import FanInChange, fan_in
 from tether.repo.git import (
     Change,
     Commit,
-    HistoryRestarted,
+    HistoryStream,
     collapse_renames,
     head_stamp,
     list_files,
     stream_commits,
-    stream_exact_renames,
 )
 from tether.repo.git import probe as git_probe
 from tether.repo.inthread import InThread
@@ -45,7 +44,7 @@ from tether.repo.sources import scan_sources
 from tether.repo.watermark import Watermark, ancestry, recorded
 from tether.repo.window import WindowRecorder, plan_window
 from tether.repo.worktree import WorkTree, WorkTreeListing
-from tether.store.base import CachedImports, CoChangeWrite, RepoMapStore
+from tether.store.base import CachedImports, RepoMapStore
 
 PROGRESS_EVERY = 1000  # commits between progress calls: a terminal line updates a few times a second
 # Commits between saves of a long read: on the 20k-commit benchmark history a quarter of a second of work,
@@ -134,30 +133,45 @@ class Refresh:
         self.checkpoint = max(1, checkpoint)
 
     def run(self) -> RefreshReport:
-        started = time.time_ns()
-        stamp = head_stamp(self.root)
+        self._started, self._stamp = time.time_ns(), head_stamp(self.root)
         probe = git_probe(self.root)
         in_git = probe is not None
         prefix, head = probe if probe is not None else ("", None)
+        self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
+        # History first: its git log starts now, and the rest of the setup overlaps git's walk of it.
+        state = self.tables.state()
+        plan = self._plan(state, in_git, head, False)
+        history = self._history(plan, head, prefix)
+        try:
+            return self._run(head, prefix, state, plan, history)
+        finally:
+            if history is not None:
+                history.close()  # (read to its end unless something failed)
+
+    def _run(
+        self, head: str | None, prefix: str, state: dict[str, str], plan: _Plan, history: HistoryStream | None
+    ) -> RefreshReport:
+        in_git = self._base["mode"] == "git"
         # The file list (git ls-files) from now, and the scan of the changed files once the cached parses
         # are read, in threads while this one reads history: they overlap the git log they do not need.
         listing = InThread(self._list, in_git)
         # What the stored fan-in was counted from: the files and specs read here, unless another refresh
         # wrote since `basis` was read (checked again in the write) or the rows are not the ones counted
         # (a lost import cache: the basis names how many there were).
-        basis = self.tables.state().get("fan_in_basis")
+        basis = state.get("fan_in_basis")
         cached = self.tables.cached_imports()
+        sources = InThread(self._scan, listing, cached)
         counted = self.tables.fan_ins()
         if basis is not None and basis.partition(":")[0] != str(len(cached)):
             basis = None
-        sources = InThread(self._scan, listing, cached)
-        self._base = {"mode": "git" if in_git else "dir", "prefix": prefix, "version": REPOMAP_VERSION}
         rewritten = False
-        for _ in range(3):  # optimistic: another process may refresh between our read and our write
-            state = self.tables.state()
-            plan = self._plan(state, in_git, head, rewritten)
+        for attempt in range(3):  # optimistic: another process may refresh between our read and our write
+            if attempt:
+                state = self.tables.state()
+                plan = self._plan(state, in_git, head, rewritten)
+                history = self._history(plan, head, prefix)
             try:
-                part, read = self._read(plan, head, prefix, sources)
+                part, read = self._read(plan, head, history, sources)
                 self._confirm(plan, head, finished=True)
                 window = plan_window(state, head, plan.recorder) if in_git and head else None
                 if self.progress is not None:
@@ -176,7 +190,7 @@ class Refresh:
                         counts = fan_in(set(files), specs)  # another refresh counted since `basis` was read
                     write = self._apply(plan, part, part.ids if still else None)
                     # The present files and their counts as stored now (renames carry both to the new path).
-                    present = _present_after(counted, part.ids, write) if still else None
+                    present = present_after(counted, part.ids, write) if still else None
                     touched = plan.scratch or plan.resumed or plan.saved > 0 or bool(write.paths)
                     # (the digest stored now: one another refresh wrote since `state` was read is of its list)
                     touched = touched or now.get("files_digest") != digest
@@ -200,8 +214,8 @@ class Refresh:
                             "last_commit": head,
                             "files_digest": digest,
                             "files_count": str(len(files)),
-                            "refreshed_at_ns": str(started),
-                            "head_stamp": stamp,
+                            "refreshed_at_ns": str(self._started),
+                            "head_stamp": self._stamp,
                             "partial": None,
                             "partial_scratch": None,
                             "partial_renames": None,
@@ -237,40 +251,37 @@ class Refresh:
 
     # -- reading, with saves ------------------------------------------------------------------------
 
-    def _read(self, plan: _Plan, head: str | None, prefix: str, sources: InThread[Any]) -> tuple[_Part, int]:
-        """Stream what `plan` has left, saving every `checkpoint` commits. Returns the part not saved yet
-        and the commits read in all."""
-        saved, read_saved = plan.mark, 0
-        part = _Part(self.tables.path_ids(), saved.copy())
+    def _history(self, plan: _Plan, head: str | None, prefix: str) -> HistoryStream | None:
+        """What `plan` has left to read, its git log started; None when nothing is."""
         if plan.revs is None or head is None:
+            return None
+        return stream_commits(self.root, plan.mark.revs(head), prefix)
+
+    def _read(
+        self, plan: _Plan, head: str | None, history: HistoryStream | None, sources: InThread[Any]
+    ) -> tuple[_Part, int]:
+        """Read `history` (what `plan` has left), saving every `checkpoint` commits. Returns the part not
+        saved yet and the commits read in all."""
+        part = _Part(self.tables.path_ids(), plan.mark.copy())
+        if history is None or head is None:
             return part, 0
-        streams = (stream_commits, stream_exact_renames)
-        for stream in streams:
-            read = read_saved
-            try:
-                for commit in stream(self.root, saved.revs(head), prefix):
-                    part.mark.advance(commit.sha, commit.parents)
-                    plan.recorder.add(commit)
-                    if plan.pending:
-                        plan.pending.difference_update(commit.parents)
-                    if commit.merge:
-                        continue
-                    part.add(commit)
-                    read += 1
-                    if self.progress is not None and read % PROGRESS_EVERY == 0:
-                        self.progress("history", read, None)
-                    if len(part.commits) >= self.checkpoint and part.mark.savable():
-                        self._save(plan, part, sources, head)
-                        saved, read_saved = part.mark, read
-                        part = _Part(self.tables.path_ids(), saved.copy())
-            except HistoryRestarted:
-                # Rename detection failed part way (missing blobs): what was saved stands, the rest is
-                # read again with exact renames alone.
-                part = _Part(self.tables.path_ids(), saved.copy())
-                plan.recorder.reset()
-                continue
-            return part, read
-        raise AssertionError("unreachable: the stream of exact renames never restarts")
+        read = 0
+        with history:
+            for commit in history:
+                part.mark.advance(commit.sha, commit.parents)
+                plan.recorder.add(commit)
+                if plan.pending:
+                    plan.pending.difference_update(commit.parents)
+                if commit.merge:
+                    continue
+                part.add(commit)
+                read += 1
+                if self.progress is not None and read % PROGRESS_EVERY == 0:
+                    self.progress("history", read, None)
+                if len(part.commits) >= self.checkpoint and part.mark.savable():
+                    self._save(plan, part, sources, head)
+                    part = _Part(self.tables.path_ids(), part.mark.copy())
+        return part, read
 
     def _save(self, plan: _Plan, part: _Part, sources: InThread[Any], head: str) -> None:
         """Write `part`'s counts and how far the read got, in one transaction."""
@@ -359,26 +370,6 @@ def _counted(
         if change is not None:
             return change.applied(counted)
     return fan_in(set(files), specs)
-
-
-def _present_after(
-    counted: Mapping[str, int], ids: Mapping[str, int], write: CoChangeWrite
-) -> dict[str, int] | None:
-    """The present paths and their fan-in once `write` is applied over rows that held `counted` (present
-    path -> fan-in) with the path ids `ids`: a moved id takes its row (present, fan-in) to its new path, a
-    dropped one loses it. None when a present path has no id (then read what is stored)."""
-    if not write.dropped and all(i in write.new_ids for i in write.paths):
-        return dict(counted)  # no row moved (new ids are rows of paths not present yet)
-    path_of = {i: p for p, i in ids.items()}
-    moved = {i: p for i, p in write.paths.items() if i not in write.new_ids}
-    out: dict[str, int] = {}
-    for path, n in counted.items():
-        ident = ids.get(path)
-        if ident is None:
-            return None
-        if ident not in write.dropped:
-            out[moved.get(ident, path_of[ident])] = n
-    return out
 
 
 def _collapse(renames: list[tuple[str, str]], commits: list[Commit]) -> list[tuple[str, str]]:

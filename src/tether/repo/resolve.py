@@ -25,9 +25,10 @@ _JS_SWAP = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs"
 
 class Resolver:
     """Specs resolved against one file set: `targets(importer, specs)` is the files `importer` imports
-    (a Go package as "dir/"). `py_modules` is `python_module_index(files)` when the caller has it, and
-    `absolute` what some absolute Python specs resolve to here, known from another file set (the
-    incremental fan-in derives both from the new file set's); Go's tables are built on first use."""
+    (a Go package as "dir/"). `py_modules` and `go_packages` are this file set's tables when the caller has
+    them, `absolute` and `go` what some absolute Python specs and Go import paths resolve to here, known
+    from another file set (the incremental fan-in derives all four from the new file set's); tables not
+    given are built on first use."""
 
     def __init__(
         self,
@@ -35,20 +36,36 @@ class Resolver:
         specs: Mapping[str, Sequence[str]],
         py_modules: dict[str, list[str]] | None = None,
         absolute: Mapping[str, str | None] | None = None,
+        go: Mapping[str, str | None] | None = None,
+        go_packages: dict[str, list[str]] | None = None,
     ) -> None:
         self.files = files if isinstance(files, set | frozenset) else set(files)
         self.specs = specs
-        self.py_modules = python_module_index(self.files) if py_modules is None else py_modules
+        # (else built on first use: `cached_property`)
+        if py_modules is not None:
+            self.py_modules = py_modules
+        if go_packages is not None:
+            self.go_packages = go_packages
         self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
         # An absolute Python spec names the same file from every importer unless a name it looks up has
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
         # are absolute, and each module is imported by several files.
         self._absolute: dict[str, str | None] = dict(absolute or {})
-        self._go_found: dict[str, str | None] = {}
+        self._go_found: dict[str, str | None] = dict(go or {})
+        self._crate_roots: dict[str, str | None] = {}  # directory -> its Rust crate root
+
+    @cached_property
+    def py_modules(self) -> dict[str, list[str]]:
+        """`python_module_index(files)`: module name -> the files answering to it."""
+        return python_module_index(self.files)
 
     def absolute_specs(self) -> dict[str, str | None]:
         """The absolute Python specs resolved so far, and to what (the same from every importer)."""
         return dict(self._absolute)
+
+    def go_paths(self) -> dict[str, str | None]:
+        """The Go import paths resolved so far, and to what package ("dir/", the same from every importer)."""
+        return dict(self._go_found)
 
     def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
         lang = language_of(path)
@@ -61,6 +78,14 @@ class Resolver:
             for spec in file_specs:
                 target = absolute[spec] if spec in absolute else self._python(path, spec)
                 if target is not None:
+                    out.add(target)
+            return out
+        if lang == "go":
+            # (inlined `_go`: a Go repository's files import the same few hundred paths thousands of times)
+            found, here = self._go_found, path.rpartition("/")[0] + "/"
+            for spec in file_specs:
+                target = found[spec] if spec in found else self._go_target(spec)
+                if target is not None and target != here:
                     out.add(target)
             return out
         for spec in file_specs:
@@ -146,7 +171,7 @@ class Resolver:
             (
                 (spec[len("module ") :], posixpath.dirname(path))
                 for path, file_specs in self.specs.items()
-                if language_of(path) == "gomod" and path in self.files
+                if path.endswith("go.mod") and language_of(path) == "gomod" and path in self.files
                 for spec in file_specs
             ),
             key=lambda m: -len(m[0]),
@@ -158,45 +183,56 @@ class Resolver:
         packages: dict[str, list[str]] = defaultdict(list)
         for f in self.files:
             if f.endswith(".go") and not f.endswith("_test.go"):
-                packages[posixpath.dirname(f)].append(f)
+                packages[f.rpartition("/")[0]].append(f)
         return packages
 
     def _go(self, importer: str, spec: str) -> str | None:
-        pkg = self._go_package(spec)
-        return pkg + "/" if pkg is not None and posixpath.dirname(importer) != pkg else None
+        target = self._go_found[spec] if spec in self._go_found else self._go_target(spec)
+        return target if target is not None and target != importer.rpartition("/")[0] + "/" else None
 
-    def _go_package(self, spec: str) -> str | None:
-        """The package directory an import path names in this file set, the same from every importer: found
-        once per path (a repository's files import the same few hundred paths thousands of times)."""
-        if spec in self._go_found:
-            return self._go_found[spec]
-        found = None
+    def _go_target(self, spec: str) -> str | None:
+        """The package an import path names in this file set, as "dir/", the same from every importer: found
+        once per path."""
+        pkg = self.go_dir(spec)
+        target = pkg + "/" if pkg is not None and pkg in self.go_packages else None
+        self._go_found[spec] = target
+        return target
+
+    def go_dir(self, spec: str) -> str | None:
+        """The directory the import path `spec` names under the repository's Go modules (the longest module
+        path it starts with), whether or not a package is there; None outside every module."""
         for module, directory in self.go_modules:
             if spec == module or spec.startswith(module + "/"):
                 pkg = posixpath.join(directory, spec[len(module) + 1 :]) if spec != module else directory
                 pkg = posixpath.normpath(pkg) if pkg else ""
-                pkg = "" if pkg == "." else pkg
-                found = pkg if pkg in self.go_packages else None
-                break
-        self._go_found[spec] = found
-        return found
+                return "" if pkg == "." else pkg
+        return None
 
     # Rust
 
     def _rust_root(self, path: str) -> str | None:
-        directory = posixpath.dirname(path)
+        """The crate root of `path`: the nearest directory above it holding `lib.rs` or `main.rs` (found once
+        per directory: every file of a crate asks)."""
+        directory = path.rpartition("/")[0]
+        if directory in self._crate_roots:
+            return self._crate_roots[directory]
+        walked, root = [], None
         while True:
-            for root_file in ("lib.rs", "main.rs"):
-                if posixpath.join(directory, root_file) in self.files:
-                    return directory
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
+            walked.append(directory)
+            prefix = directory + "/" if directory else ""
+            if prefix + "lib.rs" in self.files or prefix + "main.rs" in self.files:
+                root = directory
+                break
+            if not directory or directory in self._crate_roots:
+                root = self._crate_roots.get(directory)
+                break
+            directory = directory.rpartition("/")[0]
+        self._crate_roots.update(dict.fromkeys(walked, root))
+        return root
 
     def _rust(self, importer: str, spec: str) -> str | None:
         kind, _, rest = spec.partition(":")
-        name = posixpath.basename(importer)
-        directory = posixpath.dirname(importer)
+        directory, _, name = importer.rpartition("/")
         if kind == "mod":
             is_root = name in ("lib.rs", "main.rs", "mod.rs")
             mod_dir = directory if is_root else posixpath.join(directory, name[:-3])
@@ -208,7 +244,7 @@ class Resolver:
         if root is None:
             return None
         segs = rest.split("::")
-        rel = posixpath.relpath(importer[:-3], root) if root else importer[:-3]
+        rel = importer[len(root) + 1 if root else 0 : -3]  # (the root is a directory above the importer)
         here = [] if rel in ("lib", "main") else rel.split("/")
         if here and here[-1] == "mod":
             here.pop()
@@ -220,9 +256,16 @@ class Resolver:
                 if segs.pop(0) == "super" and absolute:
                     absolute.pop()
             absolute += segs
+        # Paths joined by "/" as `posixpath.join` would, unless a segment is empty or holds a "/" (not Rust).
+        plain = "" not in absolute and not any("/" in seg for seg in absolute)
         for k in range(len(absolute), 0, -1):
-            base = posixpath.join(root, *absolute[:k])
-            for candidate in (base + ".rs", posixpath.join(base, "mod.rs")):
+            if plain:
+                base = f"{root}/{'/'.join(absolute[:k])}" if root else "/".join(absolute[:k])
+                candidates: tuple[str, str] = (base + ".rs", base + "/mod.rs")
+            else:
+                base = posixpath.join(root, *absolute[:k])
+                candidates = (base + ".rs", posixpath.join(base, "mod.rs"))
+            for candidate in candidates:
                 if candidate in self.files:
                     return candidate
         return None

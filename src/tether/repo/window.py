@@ -54,10 +54,6 @@ class WindowRecorder:
     def add(self, commit: Commit) -> None:
         self._last.append(commit)
 
-    def reset(self) -> None:
-        """The stream starts again (a restart without rename detection): forget what it gave."""
-        self._last.clear()
-
     def chain(self, head: str, below: str | None) -> tuple[list[RecentCommit], bool] | None:
         """(HEAD's window newest first, whether it goes above the window recorded for `below`) when the
         streamed commits make it by themselves or on top of that one (see the module's docstring)."""

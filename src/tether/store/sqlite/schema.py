@@ -193,6 +193,13 @@ def _migrate_recent(conn: sqlite3.Connection) -> None:
     migrate_recent(conn)
 
 
+def _migrate_pairs_once(conn: sqlite3.Connection) -> None:
+    # Each co-change pair once (lower id first) with an index on the other: a refresh writes half the rows.
+    from tether.store.sqlite.repomap import migrate_pairs_once
+
+    migrate_pairs_once(conn)
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -204,6 +211,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0007_link_keys", _migrate_link_keys),
     ("0008_changes", _migrate_changes),
     ("0009_recent", _migrate_recent),
+    ("0010_repomap_pairs_once", _migrate_pairs_once),
 )
 
 

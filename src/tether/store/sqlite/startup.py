@@ -34,6 +34,7 @@ MIGRATIONS = (
     "0007_link_keys",
     "0008_changes",
     "0009_recent",
+    "0010_repomap_pairs_once",
 )
 # The columns of a pinned memory that a session start's block shows or sorts by.
 PINNED_COLUMNS = ("id", "summary", "category", "scope", "files", "origin", "session", "created", "updated")
