@@ -292,6 +292,30 @@ def receipt(c: Candidate) -> str:
     return ", ".join(parts) or "rank only"
 
 
+def covers(c: Candidate, found: set[str], words: list[str], parts: list[list[str]]) -> bool:
+    """Whether `c`'s memory, holding the query's terms `found` (by prefix of its words: `deploy` finds
+    `deployment`), answers enough of the query `words`, or of one of its clauses `parts`, to be a real text
+    match; sets its coverage and text magnitude on the way."""
+    coverage = len(found) / len(words) if words else 0.0
+    e = c.evidence
+    e.coverage = coverage
+    c.magnitude.text = scoring.text_magnitude(e.text or 0.0, e.text_best or 0.0, coverage)
+    needed = 1 if len(words) <= 2 else scoring.TEXT_EVIDENCE_MIN_TERMS
+    if len(found) >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE:
+        return True
+    # The strongest few full-text matches count when they share several of the query's terms, even if a long
+    # query's other terms are about something else.
+    rank = e.text_rank if e.text_rank is not None else 10**6
+    if len(found) >= needed and rank <= scoring.TEXT_EVIDENCE_TOP_RANK:
+        return True
+    # A compound question ("which port, which host, what command?") spreads its terms over several answers: a
+    # memory covering most of one multi-term clause is a real match too.
+    return any(
+        len(part) >= 2 and len(found.intersection(part)) / len(part) >= scoring.CLAUSE_EVIDENCE_COVERAGE
+        for part in parts
+    )
+
+
 def names_file(memory: Memory, touched: Sequence[str], text: str | None = None) -> str:
     """The first touched file whose name (with its extension) or path the memory's text mentions (`text`:
     its summary and details, when the caller has them)."""

@@ -241,6 +241,9 @@ def beside_first(
     best match sits in one region of a big file, its neighbours there are likelier than an equal score
     elsewhere. The first keeps its place; a first with no anchor in a touched file changes nothing."""
     candidates = iter(ranked)
+    if not scoring.BESIDE_MAX:
+        yield from candidates
+        return
     first = None
     for c in candidates:
         yield c

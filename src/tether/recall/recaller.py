@@ -20,14 +20,14 @@ from tether.anchors.resolve import FileView
 from tether.config import Config
 from tether.embed.base import Embedder
 from tether.errors import NotFoundError, ValidationError
-from tether.model.memory import Memory, check_id, normalize_path
+from tether.model.memory import check_id, normalize_path
 from tether.model.prompt import clauses, path_terms, sanitize
 from tether.model.text import terms
 from tether.recall import channels as ch
 from tether.recall import places as places_ch
 from tether.recall import ranking, scoring
 from tether.recall.cache import RecallCache
-from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult, names_file
+from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult, covers, names_file
 from tether.repo.map import RepoMap
 from tether.repo.recent import recent_lines
 from tether.store.base import Event, Store, Telemetry
@@ -179,21 +179,9 @@ class Recaller:
             raise NotFoundError(f"no memory {mid}: `tether list --all` shows every id")
         touched, places = self.places(files)
         views: dict[str, FileView] = {}
-        ranked = self._beside_first(
-            self._rank(
-                sanitize(prompt or ""),
-                touched,
-                session,
-                CHANNELS,
-                include=memory.id,
-                places=places,
-                views=views,
-            ),
-            touched,
-            places,
-            views,
-            require_evidence=True,
-        )
+        query = sanitize(prompt or "")
+        ordered = self._rank(query, touched, session, CHANNELS, include=memory.id, places=places, views=views)
+        ranked = self._beside_first(ordered, touched, places, views, require_evidence=True)
         rank = 0
         for candidate in ranked:
             if candidate.has_evidence:
@@ -327,7 +315,7 @@ class Recaller:
             if exact_file and not scoring.CODE_ON_EXACT_FILE:
                 m.code = None
         if e.text is not None:
-            e.text_match = self._covers(memory, words, parts, c)
+            e.text_match = covers(c, self.cache.facts(memory).vocabulary.found(words), words, parts)
         if "path" in c.rrf:
             if scoring.ROOT_PATH_EVIDENCE and not memory.files and m.path:
                 e.paths = True  # it applies everywhere, and the touched paths' words tie it here
@@ -347,16 +335,11 @@ class Recaller:
         views: dict[str, FileView],
         require_evidence: bool,
     ) -> Iterable[Candidate]:
-        """The injection's order: the few after the first pick favour its neighbours (`places.beside_first`),
-        before the edit's place is known (with it, the anchor channel says where the work is)."""
-        if places or not touched or self.root is None or not scoring.BESIDE_MAX:
+        """The injection's order: the few after the first pick favour its neighbours (`places.beside_first`)."""
+        if places or not touched or self.root is None:  # with the edit's place, the anchor channel orders
             return ranked
-        return places_ch.beside_first(
-            ranked,
-            touched,
-            lambda path: self._view(path, views),
-            (lambda c: c.relevant) if require_evidence else (lambda c: True),
-        )
+        view = lambda path: self._view(path, views)  # noqa: E731
+        return places_ch.beside_first(ranked, touched, view, lambda c: c.relevant or not require_evidence)
 
     # Channels a variant may override (the quality benchmark's tuning variants do).
 
@@ -388,30 +371,6 @@ class Recaller:
         or binary file), cached by size and modification time."""
         assert self.root is not None
         return ch.code_identifiers(self.root / path)
-
-    def _covers(self, memory: Memory, words: list[str], parts: list[list[str]], c: Candidate) -> bool:
-        """Whether the memory answers enough of the query, or of one of its clauses, to be a real match.
-
-        Terms match by prefix of the memory's words, so `deploy` finds `deploys` and `deployment`."""
-        found = self.cache.facts(memory).vocabulary.found(words)
-        coverage = len(found) / len(words) if words else 0.0
-        e = c.evidence
-        e.coverage = coverage
-        c.magnitude.text = scoring.text_magnitude(e.text or 0.0, e.text_best or 0.0, coverage)
-        needed = 1 if len(words) <= 2 else scoring.TEXT_EVIDENCE_MIN_TERMS
-        if len(found) >= needed and coverage >= scoring.TEXT_EVIDENCE_COVERAGE:
-            return True
-        # The strongest few full-text matches count when they share several of the query's terms, even
-        # if a long query's other terms are about something else.
-        rank = e.text_rank if e.text_rank is not None else 10**6
-        if len(found) >= needed and rank <= scoring.TEXT_EVIDENCE_TOP_RANK:
-            return True
-        # A compound question ("which port, which host, what command?") spreads its terms over several
-        # answers: a memory covering most of one multi-term clause is a real match too.
-        return any(
-            len(part) >= 2 and len(found.intersection(part)) / len(part) >= scoring.CLAUSE_EVIDENCE_COVERAGE
-            for part in parts
-        )
 
     def _adjust(self, c: Candidate, telemetry: Telemetry, now: datetime) -> None:
         """Recency (anchored on the last use, not the last showing), feedback, then priority's multiplier."""
