@@ -117,3 +117,17 @@ def test_a_file_moved_lately_keeps_the_lines_its_later_commits_changed(tmp_path:
     git(repo2, "mv", "a.py", "b.py")
     commit_all(repo2, "rename")
     assert recent_lines(repo2, ["b.py"], 3, 1000) == {"b.py": []}
+
+
+def test_a_removed_line_that_reads_like_a_diff_header_is_not_an_added_file(tmp_path: Path) -> None:
+    """`-- /dev/null` removed from a file is `--- /dev/null` inside a hunk: only the header says a file is new."""
+    repo = make_git_repo(tmp_path / "r")
+    lines = [f"line {n}" for n in range(1, 31)]
+    lines[4] = "-- /dev/null"
+    write_lines(repo, "app.sql", lines)
+    commit_all(repo, "first")
+    for n in (5, 20):
+        lines[n - 1] = f"changed {n}"
+        write_lines(repo, "app.sql", lines)
+        commit_all(repo, f"change {n}")
+    assert recent_lines(repo, ["app.sql"], 2, 1000) == {"app.sql": [(5, 5), (20, 20)]}

@@ -175,8 +175,11 @@ class RecentStore:
 
 
 def _added(diff: bytes, base: str) -> bool:
-    """Whether `diff` (from `base`, a commit's parent `sha^`) adds the file whole: it was not at `base`."""
-    return base.endswith("^") and b"\n--- /dev/null\n" in diff[:4096]
+    """Whether `diff` (from `base`, a commit's parent `sha^`) adds the file whole: it was not at `base`. Read in
+    the header only, before the first hunk (a removed line `-- /dev/null` is `--- /dev/null` in a hunk)."""
+    hunk = diff.find(b"\n@@")
+    header = diff[: hunk if hunk >= 0 else 4096]
+    return base.endswith("^") and b"\n--- /dev/null\n" in header
 
 
 def _diff(root: Path, base: str, path: str) -> tuple[list[str], subprocess.Popen[bytes]]:
