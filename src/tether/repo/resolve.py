@@ -46,7 +46,11 @@ class Resolver:
             self.py_modules = py_modules
         if go_packages is not None:
             self.go_packages = go_packages
-        self._resolvers = {"python": self._python, "js": self._js, "go": self._go, "rust": self._rust}
+        self._resolvers = {
+            "python": self._python,
+            "js": self._js,
+            "rust": self._rust,
+        }  # (Go: `_go`, per file)
         # An absolute Python spec names the same file from every importer unless a name it looks up has
         # several candidates (then the nearest wins): those are resolved once. Most specs of a repository
         # are absolute, and each module is imported by several files.
@@ -69,6 +73,8 @@ class Resolver:
 
     def targets(self, path: str, file_specs: Sequence[str]) -> set[str]:
         lang = language_of(path)
+        if lang == "go":
+            return self._go(path, file_specs)
         resolve = self._resolvers.get(lang or "")
         if resolve is None:
             return set()
@@ -78,14 +84,6 @@ class Resolver:
             for spec in file_specs:
                 target = absolute[spec] if spec in absolute else self._python(path, spec)
                 if target is not None:
-                    out.add(target)
-            return out
-        if lang == "go":
-            # (inlined `_go`: a Go repository's files import the same few hundred paths thousands of times)
-            found, here = self._go_found, path.rpartition("/")[0] + "/"
-            for spec in file_specs:
-                target = found[spec] if spec in found else self._go_target(spec)
-                if target is not None and target != here:
                     out.add(target)
             return out
         for spec in file_specs:
@@ -186,9 +184,15 @@ class Resolver:
                 packages[f.rpartition("/")[0]].append(f)
         return packages
 
-    def _go(self, importer: str, spec: str) -> str | None:
-        target = self._go_found[spec] if spec in self._go_found else self._go_target(spec)
-        return target if target is not None and target != importer.rpartition("/")[0] + "/" else None
+    def _go(self, importer: str, file_specs: Sequence[str]) -> set[str]:
+        """The packages `importer`'s import paths name, its own left out: one call per file, not per path (a Go
+        repository's files import the same few hundred paths thousands of times)."""
+        found, here, out = self._go_found, importer.rpartition("/")[0] + "/", set()
+        for spec in file_specs:
+            target = found[spec] if spec in found else self._go_target(spec)
+            if target is not None and target != here:
+                out.add(target)
+        return out
 
     def _go_target(self, spec: str) -> str | None:
         """The package an import path names in this file set, as "dir/", the same from every importer: found
