@@ -49,9 +49,7 @@ class Evidence:
     ident: str = ""  # an identifier the edit writes, or the definition it lands in, that the memory names
     ident_defined: bool | None = None  # ... and it is the definition the edit lands in (evidence on its own)
     code: tuple[str, ...] = ()  # identifiers the touched files' code uses that the memory names
-    beside: str = (
-        ""  # the first pick this memory is anchored beside, in the same file (`places.beside_first`)
-    )
+    beside: str = ""  # the first pick it is anchored beside, in the same file (`places.beside_first`)
     beside_distance: int | None = None  # lines from its anchor to that first pick's
 
     @property

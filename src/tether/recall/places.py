@@ -250,11 +250,10 @@ def beside_first(
         if eligible(c):
             first = c
             break
-    spans = _spans(first, touched, view) if first is not None and first.memory is not None else {}
-    if not spans:
+    spans = _spans(first, touched, view) if first is not None else {}
+    if first is None or not spans:
         yield from candidates
         return
-    assert first is not None
     head = list(itertools.islice(candidates, scoring.BESIDE_DEPTH - 1))
     for c in head:
         near = min(
@@ -285,12 +284,12 @@ def _spans(
     if memory is None or not memory.anchors:
         return {}
     out: dict[str, list[tuple[int, int]]] = {}
-    for path in touched:
-        if any(anchor.path == path for anchor in memory.anchors):
-            file = view(path)
-            if file.exists:
-                out[path] = [span for _, span in placed(file, memory, widened=False)]
-    return {path: at for path, at in out.items() if at}
+    for path in {anchor.path for anchor in memory.anchors}.intersection(touched):
+        file = view(path)
+        at = [span for _, span in placed(file, memory, widened=False)] if file.exists else []
+        if at:
+            out[path] = at
+    return out
 
 
 def _lines_holding(lines: list[str], words: set[str]) -> dict[str, list[int]]:

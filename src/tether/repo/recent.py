@@ -6,15 +6,16 @@ feature grows over a few commits in one region. Recall uses these lines as a sof
 edit's own location: before the agent says where it edits, the file's memories beside the recent work come
 first among the file's memories.
 
-For a set of files: the commits that touched each file among HEAD's last `horizon` (the newest `commits`
-of each), then one `git diff -U0` per file from before the oldest of them to the work tree, so the lines
-are the file's lines now (the diffs run side by side). A file those commits added, or moved to its path, is
-new all through from before them: its lines are then the ones changed since that commit (a second diff). Where those commits come from, cheapest first: the
-file's diff base as last computed at this HEAD, kept in the index with the lines (`RecentStore`: the lines
-themselves while the file's size and modification time stay, so a fresh process with nothing changed runs
-no git at all); HEAD's last commits as the repo map's refresh recorded them (`tether.repo.window`); else
-git: one `git rev-list` for where the horizon is, one `git log` over it for the files. Kept in the process
-too while HEAD (read from `.git`, no process), the file's size and its modification time stay.
+For a set of files: the commits that touched each file among HEAD's last `horizon` (the newest `commits` of
+each), then one `git diff -U0` per file from before the oldest of them to the work tree, so the lines are the
+file's lines now (the diffs run side by side). A file those commits added, or moved to its path, is new all
+through from before them: its lines are then the ones changed since that commit (a second diff). Where those
+commits come from, cheapest first: the file's diff base as last computed at this HEAD, kept in the index with
+the lines (`RecentStore`: the lines themselves while the file's size and modification time stay, so a fresh
+process with nothing changed runs no git at all); HEAD's last commits as the repo map's refresh recorded them
+(`tether.repo.window`); else git: one `git rev-list` for where the horizon is, one `git log` over it for the
+files. Kept in the process too while HEAD (read from `.git`, no process), the file's size and its modification
+time stay.
 
     >>> runs_of("@@ -3,0 +4,2 @@\\n+a\\n+b\\n@@ -10 +12 @@\\n-x\\n+y\\n@@ -20,2 +21,0 @@\\n-p\\n-q\\n")
     [(4, 5), (12, 12), (21, 21)]
