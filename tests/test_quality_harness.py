@@ -356,8 +356,12 @@ def test_online_replay_records_surfacings_and_acks_what_was_relevant(
     assert shown.surfaced > 0 and shown.acks == 0
     assert fed.acks == sum(wanted in top for top in fed.run.ranked) > 0
     assert off.run.ranked[0][0] == wanted
-    # Shown five times and never used: every memory the `shown` arm surfaced each time is penalized.
-    assert shown.penalized >= 1
+    # Shown five times and never used, by an agent that never pulls anything: no sign of being ignored.
+    assert shown.penalized == 0
+    # Where the agent pulls now and then, the memories it shows and does not pull are (`scoring.feedback`).
+    some = replay(corpus, "prompt+files", "some")
+    assert 0 < some.acks < fed.acks
+    assert some.penalized >= 1
 
 
 def test_paired_differences_pair_tasks_and_bracket_the_mean() -> None:

@@ -141,6 +141,7 @@ def filled(ws: Workspace, repo: Path) -> None:
         if kind != 1:
             events.append(Event(memory.id, "acted", now - timedelta(days=n)))
     ws.store.record(events)
+    ws.ack(events[0].memory_id)  # memories get pulled here: ignoring one costs it (`store.base.FIRST_PULL`)
 
 
 PROMPTS = [

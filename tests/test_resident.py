@@ -371,9 +371,11 @@ def test_between_requests_the_due_passes_run_and_a_session_start_does_not(repo: 
     from tether.store.base import Event
     from tether.workspace import Workspace
 
+    now = utcnow()
+    with Workspace.open(repo, home=home, clock=lambda: now - timedelta(days=60)) as ws:
+        ws.ack(ws.add("Deploys go through the release branch").memory.id)  # the agent pulls memories here
     with Workspace.open(repo, home=home) as ws:
         ignored = ws.add("Upload quotas are per tenant").memory.id
-        now = utcnow()
         ws.store.record(
             Event(ignored, "surfaced", now - timedelta(days=50 - 8 * n), "s", n) for n in range(7)
         )

@@ -89,6 +89,19 @@ REPOS = (
         # windows the size of the other repositories', instead of at the mirror's newest (August).
         end="2b9c608c77e128a7dc03ac634cfeafd1c29c128d",
     ),
+    RepoSpec(
+        name="prefect",
+        github="PrefectHQ/prefect",
+        language="Python",
+        # 2026-04-21: integration-tests/AGENTS.md, the last of the burst (March-April) that put AGENTS.md in
+        # 39 directories (the package's subpackages, its utilities, tests, ui-v2's src/*); the two added
+        # later (two integration packages, April 30 and May 18) are not at C1, so they are no memories.
+        # Added in session 13 for a larger rule set (prompt-only's intervals); not tuned on before its
+        # labels were frozen.
+        c1="093cd05d7fae5c8f8bc2f93f5fae8bbdb2eb97dd",
+        c2="e6ad0cafdb0f9107898c569ea2ec0ebd2eaf52bf",  # 2026-06-12, half of the 708 later commits
+        end="ce79dd3d6cfa2b7337265498210dbc4d25bcdc98",  # 2026-08-21, the mirror's newest commit
+    ),
 )
 
 

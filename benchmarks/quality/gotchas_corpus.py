@@ -19,7 +19,8 @@ from corpus import DATA_DIR, LABELS_DIR, REPOS, Corpus, RepoSpec
 from gotchas_comments import Gotcha
 
 # pydantic-ai is kept out of this evaluation entirely: its history is reserved for a later independent check.
-EXCLUDED = frozenset({"pydantic-ai"})
+# prefect joined the rule evaluation only (session 13): this one keeps the five its labels were frozen on.
+EXCLUDED = frozenset({"pydantic-ai", "prefect"})
 
 TAILSCALE = RepoSpec(
     name="tailscale",

@@ -172,9 +172,11 @@ class Project:
         return len(self.ws.find(Query(status=("archived",), origin="rules:", scope="project")))
 
     def penalized(self) -> int:
-        """Memories whose feedback term is negative now: shown often, never used (`scoring.feedback`)."""
+        """Memories whose feedback term is negative now: shown often, never used, once anything was pulled
+        (`scoring.feedback`)."""
         telemetry = self.ws.store.telemetry([d.memory_id for d in self.docs])
-        return sum(1 for t in telemetry.values() if scoring.feedback(t.surfaced, t.acted) < 0)
+        pulls = self.ws.first_pull() is not None
+        return sum(1 for t in telemetry.values() if scoring.feedback(t.surfaced, t.acted, pulls) < 0)
 
     @property
     def limit(self) -> int:

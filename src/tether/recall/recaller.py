@@ -30,7 +30,7 @@ from tether.recall.cache import RecallCache
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult, covers, names_file
 from tether.repo.map import RepoMap
 from tether.repo.recent import recent_lines
-from tether.store.base import Event, Store, Telemetry
+from tether.store.base import FIRST_PULL, Event, Store, Telemetry
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class Recaller:
         self.repo = repo
         self.settings = settings or RecallSettings.from_config(Config.load())
         self.cache = cache if cache is not None else RecallCache()
+        self._pulls = True  # the last ranking's `RecallCache.pulls` (the feedback penalty's condition)
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -261,6 +262,7 @@ class Recaller:
             if scoring.RECENT_MAX and self.repo:
                 places_ch.recent_channel(memories, owners, self._recent, file, pool)
         telemetry = self.store.telemetry(list(memories))
+        pulls = self._pulls = self.cache.pulls(lambda: self.store.get_meta(FIRST_PULL) is not None)
         now = self.clock()
         unused = Telemetry()  # read only: a memory never surfaced
         kept: list[Candidate] = []
@@ -284,7 +286,7 @@ class Recaller:
             t, created = telemetry.get(c.memory_id, unused), c.memory.created  # type: ignore[union-attr]
             recency, feedback = (
                 scoring.recency(t.last_acted or created, now),
-                scoring.feedback(t.surfaced, t.acted),
+                scoring.feedback(t.surfaced, t.acted, pulls),
             )
             return ranking.bound(c, bool(touched), recency, feedback)
 
@@ -378,7 +380,7 @@ class Recaller:
         assert memory is not None
         anchor = telemetry.last_acted or memory.created
         c.magnitude.recency = scoring.recency(anchor, now)
-        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted)
+        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted, self._pulls)
         if feedback:
             c.magnitude.feedback = feedback
         base = sum(c.rrf.values()) + c.magnitude.total()

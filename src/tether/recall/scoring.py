@@ -121,7 +121,12 @@ BLAST_SATURATION = 64
 RECENCY_MAX = 0.04
 RECENCY_HALF_LIFE_DAYS = 60.0
 
-# Feedback: surfaced this many times with no follow-up starts a penalty that grows to the cap.
+# Feedback: surfaced this many times with no follow-up starts a penalty that grows to the cap, once a memory
+# has been pulled in this index at all (`store.base.FIRST_PULL`). Before that, no follow-up is what every
+# memory gets from an agent that reads what the hooks inject and never pulls: the online replay of the rule
+# evaluation's dev window (`benchmarks/quality/online.py`, session 13), surfacings recorded and nothing
+# pulled, had the penalty and the archive demote the memories shown most because they were the relevant
+# ones, Recall@3 with files -0.045 [-0.09, -0.01] against recording nothing (langfuse 0.714 -> 0.357).
 IGNORED_AFTER = 4
 IGNORED_STEP = 0.03
 IGNORED_CAP = 0.12
@@ -313,11 +318,16 @@ def recency(anchor: datetime, now: datetime) -> float:
     return float(RECENCY_MAX * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS))
 
 
-def feedback(surfaced: int, acted: int) -> float:
-    """Penalty for being ignored, or bonus for being used."""
+def feedback(surfaced: int, acted: int, pulls: bool = True) -> float:
+    """Penalty for being ignored, or bonus for being used. `pulls`: memories get pulled in this index (one
+    was, `store.base.FIRST_PULL`); without that, being shown and not pulled is no sign of being ignored.
+
+    >>> feedback(6, 0), feedback(6, 0, pulls=False), feedback(6, 1, pulls=False)
+    (-0.09, 0.0, 0.02)
+    """
     if acted > 0:
         return min(ACTED_CAP, ACTED_BONUS * math.log1p(acted) / math.log(2))
-    if surfaced >= IGNORED_AFTER:
+    if pulls and surfaced >= IGNORED_AFTER:
         return -min(IGNORED_CAP, IGNORED_STEP * (surfaced - IGNORED_AFTER + 1))
     return 0.0
 

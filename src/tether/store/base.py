@@ -77,6 +77,12 @@ class Telemetry:
     last_acted: datetime | None = None
 
 
+# Meta key: when a memory of this index was first pulled (`memory_get`, `tether ack`), ISO 8601. Until then
+# nothing shows that memories get pulled here at all (an agent that only reads what the hooks inject never
+# pulls), so a memory shown without a pull is not yet a memory ignored (`tether.recall.scoring.feedback`).
+FIRST_PULL = "feedback.first_pull"
+
+
 @dataclass(frozen=True)
 class Event:
     memory_id: str
