@@ -121,7 +121,7 @@ def test_maintain_archives_ignored_memories(run: Callable[..., Run], repo: Path,
     with opened(repo, home, start) as ws:
         memory = ws.add("Upload chunks are 8 MB", files=[UPLOAD]).memory
         pulled = ws.add("Deploys go through the release branch").memory
-        ws.ack(pulled.id)  # memories get pulled here: showings without a pull count
+        ws.ack(pulled.id)  # one pull in six showings: six unpulled showings make a memory ignored
 
     for day in range(0, 60, 10):
         with opened(repo, home, start + timedelta(days=day)) as ws:

@@ -25,7 +25,7 @@ from tether.adapters.hooks.session import session_state
 from tether.lifecycle.housekeeping import maintain, refresh_repo
 from tether.model.memory import Memory
 from tether.notes.format import read as read_note
-from tether.store.base import FIRST_PULL, Event, Query
+from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
 
@@ -45,22 +45,21 @@ def clock() -> Clock:
     return Clock(datetime(2025, 1, 6, 9, 0, tzinfo=UTC))
 
 
-def agent_pulls(ws: Workspace, clock: Clock, days_ago: float = 365) -> None:
-    """An agent that pulls memories here (`memory_get`), since `days_ago`: from then on, a memory shown and
-    never pulled is ignored (`store.base.FIRST_PULL`). The memory it pulled is gone again."""
-    today = clock.now
-    clock.now = today - timedelta(days=days_ago)
-    pulled = ws.add("The one memory the agent pulled").memory
-    ws.ack(pulled.id, session="s-pull")
-    clock.now = today
+def agent_pulls(ws: Workspace, times: int = 100) -> None:
+    """An agent that has pulled (`memory_get`) a memory `times` times here: the project's pull rate
+    (`Memories.pull_rate`) that scales what counts as ignored. The memory it pulled is gone again (its
+    counters stay)."""
+    pulled = ws.add("The memory the agent pulled").memory
+    for _ in range(times):
+        ws.ack(pulled.id, session="s-pull")
     ws.delete(pulled.id)
 
 
 @pytest.fixture
 def lws(repo: Path, home: Path, clock: Clock) -> Iterator[Workspace]:
-    """A project whose agent pulls memories (the archive pass and the ignored penalty act)."""
+    """A project whose agent follows up what it is shown (the archive pass and the penalty at their floors)."""
     ws = Workspace.open(repo, home=home, clock=clock)
-    agent_pulls(ws, clock)
+    agent_pulls(ws)
     try:
         yield ws
     finally:
@@ -119,35 +118,29 @@ def test_ignored_six_times_over_45_days_is_archived_and_restorable(lws: Workspac
     assert lws.get(gotcha.id).status == "active"
 
 
-def test_an_agent_that_never_pulls_ignores_nothing(quiet: Workspace, clock: Clock) -> None:
+def test_what_counts_as_ignored_follows_the_agents_pull_rate(quiet: Workspace, clock: Clock) -> None:
     """Shown and never pulled is what every memory gets from an agent that reads only what the hooks inject:
-    nothing is archived or penalized for it until a memory is pulled, and then only showings since count."""
+    nothing is penalized or archived for it. An agent that pulls rarely leaves a memory unpulled by chance
+    for as many showings as it takes, at its rate, to expect one pull; one that pulls often, for the floor."""
     memory = quiet.add(
         "Uploads over 5 MB need the chunked endpoint", category="gotcha", files=[UPLOAD]
     ).memory
+    beside = quiet.add("Upload retries back off exponentially", files=[UPLOAD]).memory  # 24 showings in all
     surface_over(quiet, clock, memory, times=12, days=90)
-    assert quiet.first_pull() is None
-    assert lifecycle.archive_pass(quiet) == []
-    shown, _ = quiet.recaller().explain(memory.id, "", [UPLOAD])
-    assert shown.magnitude.feedback is None
 
-    clock.advance(days=1)
-    agent_pulls(quiet, clock, days_ago=0)
-    assert quiet.first_pull() == clock.now.replace(microsecond=0)
-    penalized, _ = quiet.recaller().explain(memory.id, "", [UPLOAD])
-    assert penalized.magnitude.feedback == pytest.approx(-0.12)  # the counters hold every showing
-    assert lifecycle.archive_pass(quiet) == []  # the 12 showings came before any pull
-    surface_over(quiet, clock, memory, times=6, days=46)
-    assert [m.id for m in lifecycle.archive_pass(quiet)] == [memory.id]
+    def feedback() -> float | None:
+        return quiet.recaller().explain(memory.id, "", [UPLOAD])[0].magnitude.feedback
 
+    assert quiet.pull_rate() == 0.0
+    assert feedback() is None and lifecycle.archive_pass(quiet) == []
 
-def test_an_unreadable_first_pull_reads_as_none_and_the_next_pull_writes_it(
-    quiet: Workspace, clock: Clock
-) -> None:
-    quiet.store.set_meta(FIRST_PULL, "\x00 not a time")
-    assert quiet.first_pull() is None
-    agent_pulls(quiet, clock, days_ago=0)
-    assert quiet.first_pull() == clock.now.replace(microsecond=0)
+    agent_pulls(quiet, times=1)  # 1 pull in 24 showings: a memory shown 12 times unpulled is chance
+    assert quiet.pull_rate() == pytest.approx(1 / 24)
+    assert feedback() is None and lifecycle.archive_pass(quiet) == []
+
+    agent_pulls(quiet, times=4)  # 5 pulls in 24 showings: the floors (4 for the penalty, 6 to archive)
+    assert feedback() == pytest.approx(-0.12)
+    assert {m.id for m in lifecycle.archive_pass(quiet)} == {memory.id, beside.id}
 
 
 @pytest.mark.parametrize(

@@ -141,7 +141,8 @@ def filled(ws: Workspace, repo: Path) -> None:
         if kind != 1:
             events.append(Event(memory.id, "acted", now - timedelta(days=n)))
     ws.store.record(events)
-    ws.ack(events[0].memory_id)  # memories get pulled here: ignoring one costs it (`store.base.FIRST_PULL`)
+    for _ in range(40):  # an agent that follows up a third of what it is shown: the penalty from 4 showings
+        ws.ack(events[0].memory_id)
 
 
 PROMPTS = [

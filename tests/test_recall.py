@@ -167,7 +167,7 @@ def test_ignored_memory_is_penalized_and_used_one_is_not(ws: Workspace, repo: Pa
     used = ws.add("Upload rule B about chunking", files=["src/app/upload.py"]).memory
     for turn in range(6):
         ws.recaller().recall("", ["src/app/upload.py"], session=f"s{turn}", turn=1)
-    ws.ack(used.id)
+        ws.ack(used.id)  # the agent pulls B each time: it follows up half of what it is shown
     recaller = ws.recaller()
     a, _ = recaller.explain(ignored.id, "", ["src/app/upload.py"])
     b, _ = recaller.explain(used.id, "", ["src/app/upload.py"])

@@ -373,7 +373,7 @@ def test_between_requests_the_due_passes_run_and_a_session_start_does_not(repo: 
 
     now = utcnow()
     with Workspace.open(repo, home=home, clock=lambda: now - timedelta(days=60)) as ws:
-        ws.ack(ws.add("Deploys go through the release branch").memory.id)  # the agent pulls memories here
+        ws.ack(ws.add("Deploys go through the release branch").memory.id)  # 1 pull in 7 showings: 7 needed
     with Workspace.open(repo, home=home) as ws:
         ignored = ws.add("Upload quotas are per tenant").memory.id
         ws.store.record(

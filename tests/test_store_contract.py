@@ -283,6 +283,12 @@ def test_telemetry_and_event_log(store: Store) -> None:
     assert [e.event for e in events] == ["archived", "acted", "surfaced", "surfaced"]
     assert events[-1].receipts == {"receipt": "file"} and events[-1].session == "s1" and events[-1].turn == 1
     assert [e.event for e in store.events("0000000a", limit=1)] == ["archived"]
+    assert store.feedback_totals() == (2, 1)
+    put(store, mem("0000000b", "b"))
+    store.record(
+        [Event("0000000b", "surfaced", T0), Event("ffffffff", "acted", T0)]
+    )  # a deleted memory's too
+    assert store.feedback_totals() == (3, 2)
     assert store.surfaced_in_session("s1", 1) == {"0000000a"}
     assert store.surfaced_in_session("s1", 2) == set()
 

@@ -9,13 +9,14 @@ Per repository and mode, four arms, each on its own fresh project (built like `p
 
 - `off`: nothing recorded (`record=False`, no acks): the static ranking, task after task;
 - `shown`: every surfacing recorded (`record=True`, a session per task), nobody acts on anything, as with
-  an agent that never calls `memory_get`. Since session 13 the ignored penalty and the archive wait for a
-  first pull (`store.base.FIRST_PULL`), so this arm ranks as `off` does, by design: before it, they acted
-  here and cost Recall@3 with files -0.045 [-0.09, -0.01] (the memories shown most were the relevant ones);
+  an agent that never calls `memory_get`. Since session 13 what counts as ignored scales with the project's
+  pull rate (`scoring.ignored_after`), which is 0 here, so this arm ranks as `off` does, by design: before,
+  the fixed thresholds cost Recall@3 with files -0.045 [-0.09, -0.01] (the memories shown most were the
+  relevant ones);
 - `feedback`: surfacings recorded, and after each task the memories that were shown *and* are relevant
   (mechanical label) are acknowledged as an agent's `memory_get` would (`Workspace.ack`, via memory_get);
-- `some`: as `feedback`, but only every third such memory is acknowledged: an agent that pulls now and then,
-  so the penalty acts on relevant memories it did not pull.
+- `some`: as `feedback`, but only every third such memory is acknowledged: an agent that pulls now and then
+  (with fixed thresholds, -0.023 with files: the relevant memories it did not pull were penalized and archived).
 
 Before each task the workspace clock moves to the commit's committer date (never backwards) and the
 session-start archive pass runs. Recall is the shipped call (limit 3, 2,400 characters).

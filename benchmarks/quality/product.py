@@ -172,11 +172,11 @@ class Project:
         return len(self.ws.find(Query(status=("archived",), origin="rules:", scope="project")))
 
     def penalized(self) -> int:
-        """Memories whose feedback term is negative now: shown often, never used, once anything was pulled
-        (`scoring.feedback`)."""
+        """Memories whose feedback term is negative now: shown often, never used (`scoring.feedback`, at
+        the project's pull rate)."""
         telemetry = self.ws.store.telemetry([d.memory_id for d in self.docs])
-        pulls = self.ws.first_pull() is not None
-        return sum(1 for t in telemetry.values() if scoring.feedback(t.surfaced, t.acted, pulls) < 0)
+        rate = self.ws.pull_rate()
+        return sum(1 for t in telemetry.values() if scoring.feedback(t.surfaced, t.acted, rate) < 0)
 
     @property
     def limit(self) -> int:

@@ -31,14 +31,13 @@ from tether.model.memory import (
     normalize_files,
     validate,
 )
-from tether.model.timestamps import iso, parse_iso
 from tether.model.wikilinks import link_key
 from tether.notes import format as notes
 from tether.notes.stamps import kept_in_step
 from tether.notes.sync import PENDING_VECTORS
 from tether.project import Paths
 from tether.repo.map import RepoMap
-from tether.store.base import FIRST_PULL, Event, NoteRef, Query, Store
+from tether.store.base import Event, NoteRef, Query, Store, pull_rate
 
 # Like git's short ids: fewer characters than this match too many of a few thousand random ids to be useful.
 MIN_PREFIX = 4
@@ -401,20 +400,12 @@ class Memories:
         self, memory_id: str, session: str | None = None, turn: int | None = None, via: str = "ack"
     ) -> Memory:
         memory = self.get(memory_id)
-        now = self.clock()
-        self.store.record([Event(memory.id, "acted", now, session, turn, {"via": via})])
-        if self.first_pull() is None:
-            self.store.set_meta(FIRST_PULL, iso(now))
+        self.store.record([Event(memory.id, "acted", self.clock(), session, turn, {"via": via})])
         return memory
 
-    def first_pull(self) -> datetime | None:
-        """When a memory of this index was first pulled (`ack`), None if never: before it, a memory shown
-        and not pulled says nothing about the memory (`store.base.FIRST_PULL`)."""
-        value = self.store.get_meta(FIRST_PULL)
-        try:
-            return parse_iso(value) if value else None
-        except ValueError:  # unreadable: as if never (the next pull writes it anew)
-            return None
+    def pull_rate(self) -> float:
+        """Acted-on events per showing over every memory (`store.base.pull_rate`)."""
+        return pull_rate(*self.store.feedback_totals())
 
     def _supersede(self, old: Memory, new: Memory) -> None:
         self.write(old.with_changes(status="superseded", updated=self.clock()))

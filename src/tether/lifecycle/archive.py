@@ -14,6 +14,7 @@ from datetime import datetime
 
 from tether.memories import Memories
 from tether.model.memory import Memory
+from tether.recall.scoring import ignored_after
 from tether.store.base import Query, Telemetry
 
 # DESIGN §6: shown 6+ times over 45+ days and never followed up. Six showings is twice the per-prompt
@@ -38,9 +39,8 @@ class Streak:
         return (self.last - self.first).total_seconds() / 86400.0
 
 
-def ignored_streak(ws: Memories, memory_id: str, since: datetime | None = None) -> Streak:
-    """Surfacings of `memory_id` after its last `acted` or `restored` event (and not before `since`), from
-    the event log.
+def ignored_streak(ws: Memories, memory_id: str) -> Streak:
+    """Surfacings of `memory_id` after its last `acted` or `restored` event, from the event log.
 
     A restore resets the streak: a person who brings a memory back has vouched for it, and must not see
     it archived again at the next session start for the same old showings.
@@ -49,7 +49,7 @@ def ignored_streak(ws: Memories, memory_id: str, since: datetime | None = None) 
     first: datetime | None = None
     last: datetime | None = None
     for event in ws.store.events(memory_id, limit=1_000_000):
-        if event.event in ("acted", "restored") or (since is not None and event.at < since):
+        if event.event in ("acted", "restored"):
             break
         if event.event == "surfaced":
             count += 1
@@ -81,21 +81,21 @@ def lifecycle_pool(ws: Memories) -> list[Memory]:
 
 def archive_candidates(ws: Memories, among: list[Memory] | None = None) -> list[tuple[Memory, Streak]]:
     """Active, unpinned project memories (of `among`, a part of `lifecycle_pool`, when given) shown 6+
-    times over 45+ days since anyone last acted on them, counting only showings since a memory was first
-    pulled in this index: before any pull, not pulling is what every memory gets from an agent that reads
-    only what the hooks inject, and says nothing of this one (`store.base.FIRST_PULL`)."""
-    since = ws.first_pull()
-    if since is None:
+    times over 45+ days since anyone last acted on them, or more times where the project's agent follows up
+    less often (`scoring.ignored_after` at `Memories.pull_rate`); none while nothing was ever acted on: an
+    agent that reads only what the hooks inject leaves every memory unpulled, which says nothing of one."""
+    needed = ignored_after(ws.pull_rate(), ARCHIVE_MIN_SURFACED)
+    if needed is None:
         return []
     pool = lifecycle_pool(ws) if among is None else among
     telemetry = ws.store.telemetry([m.id for m in pool])
     out = []
     for memory in pool:
         tel = telemetry.get(memory.id)
-        if tel is None or not _may_be_ignored(tel, ARCHIVE_MIN_SURFACED, ARCHIVE_MIN_DAYS):
+        if tel is None or not _may_be_ignored(tel, needed, ARCHIVE_MIN_DAYS):
             continue
-        streak = ignored_streak(ws, memory.id, since)
-        if streak.count >= ARCHIVE_MIN_SURFACED and streak.days >= ARCHIVE_MIN_DAYS:
+        streak = ignored_streak(ws, memory.id)
+        if streak.count >= needed and streak.days >= ARCHIVE_MIN_DAYS:
             out.append((memory, streak))
     return out
 

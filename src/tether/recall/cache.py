@@ -68,22 +68,20 @@ class Facts:
 
 
 class RecallCache:
-    """Per-memory `Facts` (per memory object), and the index-wide lists and flags recall reads on every
-    prompt while `version` holds."""
+    """Per-memory `Facts` (per memory object), and the index-wide lists recall reads on every prompt while
+    `version` holds."""
 
     def __init__(self, max_facts: int = FACTS_MAX) -> None:
         self.max_facts = max_facts
         self._version: str | None = None
         self._facts: dict[str, Facts] = {}
         self._pinned: list[Memory] | None = None
-        self._pulls = False
 
     def check(self, version: str) -> None:
         """Drop the index-wide lists when the index changed since (`Store.version()`: bumped by every write).
         The facts stay: each is checked against the memory object it is asked for."""
         if version != self._version:
             self._pinned = None
-            self._pulls = False
             self._version = version
 
     def facts(self, memory: Memory) -> Facts:
@@ -99,10 +97,3 @@ class RecallCache:
         if self._pinned is None:
             self._pinned = find()
         return self._pinned
-
-    def pulls(self, find: Callable[[], bool]) -> bool:
-        """Whether a memory of the index was ever pulled (`find()`, `store.base.FIRST_PULL`): asked on every
-        recall until it was, then kept (a pull is never undone) while `version` holds."""
-        if not self._pulls:
-            self._pulls = find()
-        return self._pulls

@@ -30,7 +30,7 @@ from tether.recall.cache import RecallCache
 from tether.recall.evidence import CHANNELS, Candidate, Recalled, RecallResult, covers, names_file
 from tether.repo.map import RepoMap
 from tether.repo.recent import recent_lines
-from tether.store.base import FIRST_PULL, Event, Store, Telemetry
+from tether.store.base import Event, Store, Telemetry, pull_rate
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Recaller:
         self.repo = repo
         self.settings = settings or RecallSettings.from_config(Config.load())
         self.cache = cache if cache is not None else RecallCache()
-        self._pulls = True  # the last ranking's `RecallCache.pulls` (the feedback penalty's condition)
+        self._pull_rate = 1.0  # the last ranking's (`Memories.pull_rate`): the ignored penalty's scale
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -262,7 +262,13 @@ class Recaller:
             if scoring.RECENT_MAX and self.repo:
                 places_ch.recent_channel(memories, owners, self._recent, file, pool)
         telemetry = self.store.telemetry(list(memories))
-        pulls = self._pulls = self.cache.pulls(lambda: self.store.get_meta(FIRST_PULL) is not None)
+        # How readily the agent follows up what it is shown, the ignored penalty's scale (`scoring.ignored_after`):
+        # one sum over the telemetry (it moves with every showing), read only when some candidate could be
+        # penalized (shown the floor's number of times, never acted on); otherwise any rate scores the same.
+        rate = 1.0
+        if any(t.acted == 0 and t.surfaced >= scoring.IGNORED_AFTER for t in telemetry.values()):
+            rate = pull_rate(*self.store.feedback_totals())
+        self._pull_rate = rate
         now = self.clock()
         unused = Telemetry()  # read only: a memory never surfaced
         kept: list[Candidate] = []
@@ -286,7 +292,7 @@ class Recaller:
             t, created = telemetry.get(c.memory_id, unused), c.memory.created  # type: ignore[union-attr]
             recency, feedback = (
                 scoring.recency(t.last_acted or created, now),
-                scoring.feedback(t.surfaced, t.acted, pulls),
+                scoring.feedback(t.surfaced, t.acted, rate),
             )
             return ranking.bound(c, bool(touched), recency, feedback)
 
@@ -380,7 +386,7 @@ class Recaller:
         assert memory is not None
         anchor = telemetry.last_acted or memory.created
         c.magnitude.recency = scoring.recency(anchor, now)
-        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted, self._pulls)
+        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted, self._pull_rate)
         if feedback:
             c.magnitude.feedback = feedback
         base = sum(c.rrf.values()) + c.magnitude.total()

@@ -121,12 +121,12 @@ BLAST_SATURATION = 64
 RECENCY_MAX = 0.04
 RECENCY_HALF_LIFE_DAYS = 60.0
 
-# Feedback: surfaced this many times with no follow-up starts a penalty that grows to the cap, once a memory
-# has been pulled in this index at all (`store.base.FIRST_PULL`). Before that, no follow-up is what every
-# memory gets from an agent that reads what the hooks inject and never pulls: the online replay of the rule
-# evaluation's dev window (`benchmarks/quality/online.py`, session 13), surfacings recorded and nothing
-# pulled, had the penalty and the archive demote the memories shown most because they were the relevant
-# ones, Recall@3 with files -0.045 [-0.09, -0.01] against recording nothing (langfuse 0.714 -> 0.357).
+# Feedback: surfaced this many times with no follow-up starts a penalty that grows to the cap, or more times
+# where the project's agent follows up less often (`ignored_after`). An agent that reads what the hooks inject
+# and never pulls leaves every memory without a follow-up: in the online replay of the rule evaluation's dev
+# window (`benchmarks/quality/online.py`, session 13), surfacings recorded and nothing pulled, a fixed 4 had
+# the penalty and the archive demote the memories shown most because they were the relevant ones, Recall@3
+# with files -0.045 [-0.09, -0.01] against recording nothing (langfuse 0.714 -> 0.357).
 IGNORED_AFTER = 4
 IGNORED_STEP = 0.03
 IGNORED_CAP = 0.12
@@ -318,17 +318,31 @@ def recency(anchor: datetime, now: datetime) -> float:
     return float(RECENCY_MAX * 0.5 ** (days / RECENCY_HALF_LIFE_DAYS))
 
 
-def feedback(surfaced: int, acted: int, pulls: bool = True) -> float:
-    """Penalty for being ignored, or bonus for being used. `pulls`: memories get pulled in this index (one
-    was, `store.base.FIRST_PULL`); without that, being shown and not pulled is no sign of being ignored.
+def ignored_after(pull_rate: float, floor: int = IGNORED_AFTER) -> int | None:
+    """Showings without a follow-up that make a memory ignored, where the project's agent follows up
+    `pull_rate` of what it is shown (acted per surfaced over every memory, `Memories.pull_rate`): `floor`, or
+    as many as it takes at that rate to expect one follow-up if more; None (never) while nothing was ever
+    acted on. An agent that pulls one memory in fifty leaves a memory shown ten times unpulled by chance.
 
-    >>> feedback(6, 0), feedback(6, 0, pulls=False), feedback(6, 1, pulls=False)
-    (-0.09, 0.0, 0.02)
+    >>> ignored_after(1.0), ignored_after(0.5), ignored_after(0.02), ignored_after(0.0)
+    (4, 4, 50, None)
+    """
+    if pull_rate <= 0.0:
+        return None
+    return max(floor, math.ceil(1.0 / pull_rate - 1e-9))
+
+
+def feedback(surfaced: int, acted: int, pull_rate: float = 1.0) -> float:
+    """Penalty for being ignored (`ignored_after` at the project's `pull_rate`), or bonus for being used.
+
+    >>> feedback(6, 0), feedback(6, 0, pull_rate=0.0), feedback(6, 0, pull_rate=0.2), feedback(6, 1, 0.0)
+    (-0.09, 0.0, -0.06, 0.02)
     """
     if acted > 0:
         return min(ACTED_CAP, ACTED_BONUS * math.log1p(acted) / math.log(2))
-    if pulls and surfaced >= IGNORED_AFTER:
-        return -min(IGNORED_CAP, IGNORED_STEP * (surfaced - IGNORED_AFTER + 1))
+    after = ignored_after(pull_rate)
+    if after is not None and surfaced >= after:
+        return -min(IGNORED_CAP, IGNORED_STEP * (surfaced - after + 1))
     return 0.0
 
 

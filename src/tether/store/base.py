@@ -77,10 +77,16 @@ class Telemetry:
     last_acted: datetime | None = None
 
 
-# Meta key: when a memory of this index was first pulled (`memory_get`, `tether ack`), ISO 8601. Until then
-# nothing shows that memories get pulled here at all (an agent that only reads what the hooks inject never
-# pulls), so a memory shown without a pull is not yet a memory ignored (`tether.recall.scoring.feedback`).
-FIRST_PULL = "feedback.first_pull"
+def pull_rate(surfaced: int, acted: int) -> float:
+    """Acted-on events per showing (`EventLog.feedback_totals`), at most 1; 0 when nothing was acted on:
+    how readily a project's agent follows up what it is shown (`tether.recall.scoring.ignored_after`).
+
+    >>> pull_rate(200, 4), pull_rate(0, 0), pull_rate(3, 7)
+    (0.02, 0.0, 1.0)
+    """
+    if acted <= 0:
+        return 0.0
+    return min(1.0, acted / surfaced) if surfaced else 1.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,11 @@ class EventLog(Protocol):
         ...
 
     def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]: ...
+
+    def feedback_totals(self) -> tuple[int, int]:
+        """Surfaced and acted events over every memory (the telemetry counters summed, deleted memories'
+        included): how often this project's agent acts on what it is shown (`Memories.pull_rate`)."""
+        ...
 
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         """Newest first."""

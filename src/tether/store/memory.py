@@ -268,6 +268,10 @@ class InMemoryStore:
         keys = t if ids is None else [i for i in ids if i in t]
         return {k: copy.copy(t[k]) for k in keys}
 
+    def feedback_totals(self) -> tuple[int, int]:
+        t = self._state.telemetry.values()
+        return sum(x.surfaced for x in t), sum(x.acted for x in t)
+
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         found = [e for e in reversed(self._state.events) if memory_id is None or e.memory_id == memory_id]
         yield from found[:limit]

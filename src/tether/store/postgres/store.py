@@ -454,6 +454,14 @@ class PostgresStore:
                 for mid, s, a, first, last, last_acted in conn.execute(statement, params)
             }
 
+    def feedback_totals(self) -> tuple[int, int]:
+        statement = sql.SQL(
+            "SELECT coalesce(sum(surfaced), 0), coalesce(sum(acted), 0) FROM tether_telemetry WHERE {}"
+        ).format(rows.VISIBLE)
+        with self._conn() as conn:
+            row = conn.execute(statement, dict(self._params)).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         params: dict[str, Any] = {**self._params, "limit": limit}
         clause = sql.SQL("")

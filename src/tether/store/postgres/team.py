@@ -205,6 +205,9 @@ class TeamStore:
     def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]:
         return self.shared.telemetry(ids)
 
+    def feedback_totals(self) -> tuple[int, int]:
+        return self.shared.feedback_totals()
+
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         return self.shared.events(memory_id, limit)
 

@@ -460,6 +460,10 @@ class SQLiteStore:
                 out[mid] = Telemetry(surfaced, acted, dt(first), dt(last), dt(last_acted))
         return out
 
+    def feedback_totals(self) -> tuple[int, int]:
+        surfaced, acted = self.conn.execute("SELECT total(surfaced), total(acted) FROM telemetry").fetchone()
+        return int(surfaced), int(acted)
+
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         sql = "SELECT memory_id, event, at, session, turn, receipts FROM events"
         params: list[Any] = []
