@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tether.model.memory import Memory
 from tether.recall.cache import RecallCache
 from tether.workspace import Workspace
@@ -113,3 +115,24 @@ def test_a_write_in_another_process_is_seen_by_the_next_warm_recall(repo: Path, 
         assert ws.search("billing cron")[0].memory.pinned  # the pin is seen too
         ranked = ws.recaller()._rank("billing", [], None, ["pinned"])
         assert [c.memory_id for c in ranked] == [other.id]
+
+
+def test_the_pull_rate_is_summed_again_after_its_time_a_write_or_this_process_s_pull(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tether.recall import cache as cache_module
+
+    now = [1000.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    sums = iter([0.5, 0.25, 0.2, 0.1])
+    cache = cache_module.RecallCache()
+    cache.check("ab:1")
+    assert cache.pull_rate(lambda: next(sums)) == 0.5
+    now[0] += cache_module.PULL_RATE_SECONDS - 1
+    assert cache.pull_rate(lambda: next(sums)) == 0.5  # trusted for its time
+    now[0] += 2
+    assert cache.pull_rate(lambda: next(sums)) == 0.25  # then summed again
+    cache.forget_pull_rate()
+    assert cache.pull_rate(lambda: next(sums)) == 0.2  # this process pulled
+    cache.check("ab:2")
+    assert cache.pull_rate(lambda: next(sums)) == 0.1  # the index changed

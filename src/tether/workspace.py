@@ -266,6 +266,14 @@ class Workspace(Memories):
             cache=self._recall_cache,
         )
 
+    def ack(
+        self, memory_id: str, session: str | None = None, turn: int | None = None, via: str = "ack"
+    ) -> Memory:
+        memory = super().ack(memory_id, session, turn, via)
+        if self._recall_cache is not None:
+            self._recall_cache.forget_pull_rate()  # this process's recalls see its own pull at once
+        return memory
+
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:
         """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`); only the
         prompt's tail (`PROMPT_TAIL`) is read, where its question is."""

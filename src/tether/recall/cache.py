@@ -19,6 +19,7 @@ memories) are dropped when `store.version()` moves (every write, from any proces
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from tether.anchors.locations import identifiers, words_of
@@ -30,6 +31,10 @@ from tether.model.text import Vocabulary
 FACTS_MAX = 50_000
 # How many of a memory's identifiers the code channel compares with the touched files' (`code_channel`).
 IDENTIFIERS_MAX = 100
+# How long a long-lived process trusts the project's pull rate (a sum over the telemetry, about 1 ms at 10,000
+# memories shown) before summing again: every showing moves it a little, and its own pulls clear it at once
+# (`forget_pull_rate`, from `Workspace.ack`); another process's are seen within this.
+PULL_RATE_SECONDS = 30.0
 
 
 class Facts:
@@ -76,12 +81,14 @@ class RecallCache:
         self._version: str | None = None
         self._facts: dict[str, Facts] = {}
         self._pinned: list[Memory] | None = None
+        self._rate: tuple[float, float] | None = None  # (pull rate, when it was summed: `time.monotonic`)
 
     def check(self, version: str) -> None:
         """Drop the index-wide lists when the index changed since (`Store.version()`: bumped by every write).
         The facts stay: each is checked against the memory object it is asked for."""
         if version != self._version:
             self._pinned = None
+            self._rate = None
             self._version = version
 
     def facts(self, memory: Memory) -> Facts:
@@ -97,3 +104,14 @@ class RecallCache:
         if self._pinned is None:
             self._pinned = find()
         return self._pinned
+
+    def pull_rate(self, find: Callable[[], float]) -> float:
+        """The project's pull rate (`find()`, `Memories.pull_rate`), summed again after `PULL_RATE_SECONDS`."""
+        now = time.monotonic()
+        if self._rate is None or now - self._rate[1] > PULL_RATE_SECONDS:
+            self._rate = (find(), now)
+        return self._rate[0]
+
+    def forget_pull_rate(self) -> None:
+        """This process recorded a pull: the next recall sums the rate again."""
+        self._rate = None
