@@ -133,6 +133,9 @@ def test_what_counts_as_ignored_follows_the_agents_pull_rate(quiet: Workspace, c
 
     assert quiet.pull_rate() == 0.0
     assert feedback() is None and lifecycle.archive_pass(quiet) == []
+    assert not [
+        c for c in lifecycle.cleanup_candidates(quiet) if c.unanswered
+    ]  # nor listed for cleanup as ignored
 
     agent_pulls(quiet, times=1)  # 1 pull in 24 showings: a memory shown 12 times unpulled is chance
     assert quiet.pull_rate() == pytest.approx(1 / 24)

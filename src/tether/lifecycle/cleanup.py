@@ -13,7 +13,7 @@ from tether.lifecycle.archive import _may_be_ignored, ignored_streak, lifecycle_
 from tether.memories import Memories
 from tether.model.memory import Memory
 from tether.model.timestamps import due, iso, parse_iso
-from tether.recall.scoring import IGNORED_AFTER
+from tether.recall.scoring import ignored_after
 from tether.store.base import Query, Telemetry
 
 # DESIGN §6 cleanup hint: enough sessions that the statistics mean something, enough memories that
@@ -80,6 +80,8 @@ def stale_among(ws: Memories, pool: list[Memory]) -> list[Candidate]:
     """The candidates among `pool` (a part of `lifecycle_pool`), unranked."""
     now = ws.clock()
     telemetry = ws.store.telemetry([m.id for m in pool])
+    # Ignored as the penalty counts it: at the project's pull rate (never while nothing was acted on).
+    needed = ignored_after(ws.pull_rate())
     # The pool's own dead references (a candidate is in the pool): one read of the memories, not two.
     from tether.lifecycle.doctor import dead_refs  # the count's, not a session start's
 
@@ -89,9 +91,9 @@ def stale_among(ws: Memories, pool: list[Memory]) -> list[Candidate]:
         tel = telemetry.get(memory.id) or Telemetry()
         reasons: list[str] = []
         unanswered = 0
-        if _may_be_ignored(tel, IGNORED_AFTER, 0.0):
+        if needed is not None and _may_be_ignored(tel, needed, 0.0):
             unanswered = ignored_streak(ws, memory.id).count
-            if unanswered >= IGNORED_AFTER:
+            if unanswered >= needed:
                 reasons.append(f"shown {unanswered} times since last used")
         if memory.id in dead:
             reasons.append(f"every file it names is gone ({', '.join(dead[memory.id])})")
