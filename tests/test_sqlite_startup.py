@@ -74,8 +74,10 @@ def test_a_new_session_is_recorded_as_the_store_records_it(ws: Workspace) -> Non
     assert index is not None
     state = {"turn": 0, "touched": [], "seen": {one.id: 0}, "denied": [], "hints": 0, "tools_used": False}
     try:
+        before = ws.store.feedback_totals()
         assert index.start_session("quick", state, iso(at), [one.id])
         assert not index.start_session("quick", state, iso(at), [one.id])  # known: nothing written
+        assert ws.store.feedback_totals() == (before[0] + 1, before[1])  # its showing counted once
     finally:
         index.close()
     with ws.store.transaction():

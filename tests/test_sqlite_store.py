@@ -13,9 +13,9 @@ import pytest
 
 from tether.embed import HashedEmbedder
 from tether.model.memory import Memory
-from tether.store.base import Query
+from tether.store.base import Event, Query
 from tether.store.sqlite.rows import where as _where
-from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, MIGRATIONS, migrate
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, MIGRATIONS, TELEMETRY_TOTALS, migrate
 from tether.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -82,6 +82,30 @@ def test_link_keys_migration_folds_the_targets_an_older_index_stored(tmp_path: P
     store = SQLiteStore(tmp_path / "index.db")  # opening it runs the migration
     assert store.conn.execute("SELECT target FROM links").fetchall() == [("deploy checklist",)]
     assert store.linking(["Deploy checklist"]) == ["aaaa0001"]
+    store.close()
+
+
+def test_feedback_totals_are_kept_in_step_and_an_older_index_gets_them(tmp_path: Path) -> None:
+    old = SQLiteStore(tmp_path / "index.db")
+    old.record([Event("aaaa0001", "surfaced", T0), Event("aaaa0001", "surfaced", T0)])
+    old.record(
+        [Event("aaaa0002", "surfaced", T0), Event("aaaa0002", "acted", T0), Event("x", "archived", T0)]
+    )
+    assert old.feedback_totals() == (3, 1)
+    summed = old.conn.execute("SELECT total(surfaced), total(acted) FROM telemetry").fetchone()
+    assert summed == (3.0, 1.0)  # the kept totals are the counters' sums
+    # As a tether before 0011 left it: telemetry without kept totals, the migration not recorded.
+    old.conn.execute("DELETE FROM meta WHERE key IN (?, ?)", TELEMETRY_TOTALS)
+    assert old.feedback_totals() == (3, 1)  # summed from the counters meanwhile
+    old.conn.execute("DELETE FROM migrations WHERE name = '0011_telemetry_totals'")
+    old.close()
+    store = SQLiteStore(tmp_path / "index.db")  # opening it runs the migration
+    assert dict(store.conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", TELEMETRY_TOTALS)) == {
+        TELEMETRY_TOTALS[0]: "3",
+        TELEMETRY_TOTALS[1]: "1",
+    }
+    store.record([Event("aaaa0001", "acted", T0)])
+    assert store.feedback_totals() == (3, 2)
     store.close()
 
 

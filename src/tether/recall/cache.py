@@ -31,9 +31,10 @@ from tether.model.text import Vocabulary
 FACTS_MAX = 50_000
 # How many of a memory's identifiers the code channel compares with the touched files' (`code_channel`).
 IDENTIFIERS_MAX = 100
-# How long a long-lived process trusts the project's pull rate (a sum over the telemetry, about 1 ms at 10,000
-# memories shown) before summing again: every showing moves it a little, and its own pulls clear it at once
-# (`forget_pull_rate`, from `Workspace.ack`); another process's are seen within this.
+# How long a long-lived process trusts the project's pull rate (the store's telemetry totals: kept in step by
+# SQLite, a sum over the counters in Postgres) before reading it again: every showing moves it a little, and
+# its own pulls clear it at once (`forget_pull_rate`, from `Workspace.ack`); another process's are seen within
+# this.
 PULL_RATE_SECONDS = 30.0
 
 

@@ -263,7 +263,7 @@ class Recaller:
                 places_ch.recent_channel(memories, owners, self._recent, file, pool)
         telemetry = self.store.telemetry(list(memories))
         # How readily the agent follows up what it is shown, the ignored penalty's scale (`scoring.ignored_after`):
-        # a sum over the telemetry (`RecallCache.pull_rate`), read only when some candidate could be penalized
+        # the store's telemetry totals (`RecallCache.pull_rate`), read only when some candidate could be penalized
         # (shown the floor's number of times, never acted on); otherwise any rate scores the same.
         rate = 1.0
         if any(t.acted == 0 and t.surfaced >= scoring.IGNORED_AFTER for t in telemetry.values()):

@@ -200,6 +200,25 @@ def _migrate_pairs_once(conn: sqlite3.Connection) -> None:
     migrate_pairs_once(conn)
 
 
+# Meta keys: the telemetry's surfaced and acted counters summed over every memory, kept in step by each write
+# of a surfacing or an act (`bump_totals`), so the pull rate recall scales "ignored" by is one lookup
+# (`SQLiteStore.feedback_totals`) instead of a scan that takes about 10 ms at 100,000 memories shown.
+TELEMETRY_TOTALS = ("telemetry.surfaced", "telemetry.acted")
+
+
+def _migrate_telemetry_totals(conn: sqlite3.Connection) -> None:
+    surfaced, acted = conn.execute("SELECT total(surfaced), total(acted) FROM telemetry").fetchone()
+    for key, value in zip(TELEMETRY_TOTALS, (surfaced, acted), strict=True):
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(int(value))))
+
+
+def bump_totals(conn: sqlite3.Connection, surfaced: int, acted: int) -> None:
+    """Add a write's surfacings and acts to `TELEMETRY_TOTALS`, in the transaction that counted them."""
+    for key, count in zip(TELEMETRY_TOTALS, (surfaced, acted), strict=True):
+        if count:
+            conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?", (count, key))
+
+
 # Named, ordered, recorded in `migrations`; a new database runs them all from nothing.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_core", _migrate_core),
@@ -212,6 +231,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0008_changes", _migrate_changes),
     ("0009_recent", _migrate_recent),
     ("0010_repomap_pairs_once", _migrate_pairs_once),
+    ("0011_telemetry_totals", _migrate_telemetry_totals),
 )
 
 

@@ -35,7 +35,10 @@ MIGRATIONS = (
     "0008_changes",
     "0009_recent",
     "0010_repomap_pairs_once",
+    "0011_telemetry_totals",
 )
+# `schema.TELEMETRY_TOTALS`'s surfaced key: a session start's showings are added to it as `record` adds them.
+SURFACED_TOTAL = "telemetry.surfaced"
 # The columns of a pinned memory that a session start's block shows or sorts by.
 PINNED_COLUMNS = ("id", "summary", "category", "scope", "files", "origin", "session", "created", "updated")
 # Rule file names (`tether.intake.rulefiles.is_rule_file`) end in one of these: the repo map's paths are
@@ -153,7 +156,9 @@ class StartIndex:
                 (session, at, at, json.dumps(state)),
             )
             receipts = json.dumps({"receipt": "pinned"})
+            shown = 0
             for memory_id in surfaced:
+                shown += 1
                 self.conn.execute(
                     "INSERT INTO events (memory_id, session, turn, event, receipts, at) VALUES (?,?,?,?,?,?)",
                     (memory_id, session, 0, "surfaced", receipts, at),
@@ -164,6 +169,11 @@ class StartIndex:
                     " first_surfaced = coalesce(first_surfaced, excluded.first_surfaced),"
                     " last_surfaced = excluded.last_surfaced",
                     (memory_id, at, at),
+                )
+            if shown:
+                self.conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+                    (shown, SURFACED_TOTAL),
                 )
         except BaseException:
             self.conn.execute("ROLLBACK")

@@ -28,7 +28,7 @@ from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
 from tether.store.sqlite.prefetch import Prefetch
 from tether.store.sqlite.repomap import RepoMapTables
 from tether.store.sqlite.rows import COLUMNS, chunks, dt, memory_of, where
-from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, connect
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, TELEMETRY_TOTALS, bump_totals, connect
 
 
 @translating
@@ -423,6 +423,7 @@ class SQLiteStore:
 
     def record(self, events: Iterable[Event]) -> None:
         with self.transaction():
+            surfaced = acted = 0
             for event in events:
                 at = iso(event.at)
                 self.conn.execute(
@@ -430,6 +431,7 @@ class SQLiteStore:
                     (event.memory_id, event.session, event.turn, event.event, json.dumps(event.receipts), at),
                 )
                 if event.event == "surfaced":
+                    surfaced += 1
                     self.conn.execute(
                         "INSERT INTO telemetry (memory_id, surfaced, first_surfaced, last_surfaced)"
                         " VALUES (?, 1, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET surfaced = surfaced + 1,"
@@ -438,11 +440,13 @@ class SQLiteStore:
                         (event.memory_id, at, at),
                     )
                 elif event.event == "acted":
+                    acted += 1
                     self.conn.execute(
                         "INSERT INTO telemetry (memory_id, acted, last_acted) VALUES (?, 1, ?)"
                         " ON CONFLICT(memory_id) DO UPDATE SET acted = acted + 1, last_acted = excluded.last_acted",
                         (event.memory_id, at),
                     )
+            bump_totals(self.conn, surfaced, acted)
 
     def telemetry(self, ids: Sequence[str] | None = None) -> dict[str, Telemetry]:
         out: dict[str, Telemetry] = {}
@@ -461,8 +465,14 @@ class SQLiteStore:
         return out
 
     def feedback_totals(self) -> tuple[int, int]:
-        surfaced, acted = self.conn.execute("SELECT total(surfaced), total(acted) FROM telemetry").fetchone()
-        return int(surfaced), int(acted)
+        kept = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", TELEMETRY_TOTALS))
+        try:
+            return int(kept[TELEMETRY_TOTALS[0]]), int(kept[TELEMETRY_TOTALS[1]])
+        except (KeyError, ValueError):  # not kept, or unreadable: the counters themselves
+            surfaced, acted = self.conn.execute(
+                "SELECT total(surfaced), total(acted) FROM telemetry"
+            ).fetchone()
+            return int(surfaced), int(acted)
 
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         sql = "SELECT memory_id, event, at, session, turn, receipts FROM events"
