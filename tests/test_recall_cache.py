@@ -136,3 +136,15 @@ def test_the_pull_rate_is_summed_again_after_its_time_a_write_or_this_process_s_
     assert cache.pull_rate(lambda: next(sums)) == 0.2  # this process pulled
     cache.check("ab:2")
     assert cache.pull_rate(lambda: next(sums)) == 0.1  # the index changed
+
+
+def test_a_pull_in_this_process_is_seen_by_the_next_recall_at_once(ws: Workspace) -> None:
+    shown = ws.add("Upload rule about chunking", files=["src/app/upload.py"]).memory
+    pulled = ws.add("Deploys go through the release branch").memory
+    for turn in range(6):
+        ws.recall("", ["src/app/upload.py"], session=f"s{turn}", turn=1)
+    before, _ = ws.explain(shown.id, "", ["src/app/upload.py"])
+    assert before.magnitude.feedback is None  # nothing acted on yet: the rate is 0, kept for 30 s
+    ws.ack(pulled.id)  # no write to the memories: only the ack can tell the cache
+    after, _ = ws.explain(shown.id, "", ["src/app/upload.py"])
+    assert after.magnitude.feedback == pytest.approx(-0.03)  # 1 pull in 6 showings: ignored from 6
