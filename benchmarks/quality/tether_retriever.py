@@ -128,11 +128,11 @@ class PathTiebreakRecaller(Recaller):
     path words count only for memories without a file hit.
     """
 
-    def _adjust(self, c: Candidate, telemetry: Any, now: Any) -> None:
+    def _adjust(self, c: Candidate, telemetry: Any, now: Any, rate: float) -> None:
         if c.evidence.file is not None:
             c.rrf.pop("path", None)
             c.magnitude.path = None
-        super()._adjust(c, telemetry, now)
+        super()._adjust(c, telemetry, now, rate)
 
 
 class PathRarityRecaller(Recaller):

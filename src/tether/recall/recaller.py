@@ -75,7 +75,6 @@ class Recaller:
         self.repo = repo
         self.settings = settings or RecallSettings.from_config(Config.load())
         self.cache = cache if cache is not None else RecallCache()
-        self._pull_rate = 1.0  # the last ranking's (`Memories.pull_rate`): the ignored penalty's scale
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -268,7 +267,6 @@ class Recaller:
         rate = 1.0
         if any(t.acted == 0 and t.surfaced >= scoring.IGNORED_AFTER for t in telemetry.values()):
             rate = self.cache.pull_rate(lambda: pull_rate(*self.store.feedback_totals()))
-        self._pull_rate = rate
         now = self.clock()
         unused = Telemetry()  # read only: a memory never surfaced
         kept: list[Candidate] = []
@@ -286,7 +284,7 @@ class Recaller:
             kept.append(c)
 
         def score(c: Candidate) -> None:
-            self._score(c, touched, words, parts, telemetry.get(c.memory_id, unused), now)
+            self._score(c, touched, words, parts, telemetry.get(c.memory_id, unused), now, rate)
 
         def bound(c: Candidate) -> float:  # recency and feedback as `_adjust` makes them
             t, created = telemetry.get(c.memory_id, unused), c.memory.created  # type: ignore[union-attr]
@@ -306,9 +304,11 @@ class Recaller:
         parts: list[list[str]],
         telemetry: Telemetry,
         now: datetime,
+        rate: float,
     ) -> None:
         """Score one candidate in full: what its channels found, its coverage of the query, recency,
-        feedback and priority. It may only lower what `ranking.bound` allows (the ranking relies on it)."""
+        feedback (at the project's pull `rate`) and priority. It may only lower what `ranking.bound` allows
+        (the ranking relies on it)."""
         memory = c.memory
         assert memory is not None
         e, m = c.evidence, c.magnitude
@@ -331,7 +331,7 @@ class Recaller:
             if named:
                 e.names = named
                 m.names = scoring.NAMED_FILE_HIT
-        self._adjust(c, telemetry, now)
+        self._adjust(c, telemetry, now, rate)
         if touched and memory.files and e.file is None and e.cochange is None:
             c.score *= scoring.OUT_OF_SCOPE_FACTOR
 
@@ -380,13 +380,14 @@ class Recaller:
         assert self.root is not None
         return ch.code_identifiers(self.root / path)
 
-    def _adjust(self, c: Candidate, telemetry: Telemetry, now: datetime) -> None:
-        """Recency (anchored on the last use, not the last showing), feedback, then priority's multiplier."""
+    def _adjust(self, c: Candidate, telemetry: Telemetry, now: datetime, rate: float) -> None:
+        """Recency (anchored on the last use, not the last showing), feedback (at the project's pull `rate`,
+        `scoring.ignored_after`), then priority's multiplier."""
         memory = c.memory
         assert memory is not None
         anchor = telemetry.last_acted or memory.created
         c.magnitude.recency = scoring.recency(anchor, now)
-        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted, self._pull_rate)
+        feedback = scoring.feedback(telemetry.surfaced, telemetry.acted, rate)
         if feedback:
             c.magnitude.feedback = feedback
         base = sum(c.rrf.values()) + c.magnitude.total()

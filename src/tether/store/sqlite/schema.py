@@ -206,10 +206,15 @@ def _migrate_pairs_once(conn: sqlite3.Connection) -> None:
 TELEMETRY_TOTALS = ("telemetry.surfaced", "telemetry.acted")
 
 
-def _migrate_telemetry_totals(conn: sqlite3.Connection) -> None:
+def summed_totals(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The telemetry's surfaced and acted counters summed: what `TELEMETRY_TOTALS` keeps."""
     surfaced, acted = conn.execute("SELECT total(surfaced), total(acted) FROM telemetry").fetchone()
-    for key, value in zip(TELEMETRY_TOTALS, (surfaced, acted), strict=True):
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(int(value))))
+    return int(surfaced), int(acted)
+
+
+def _migrate_telemetry_totals(conn: sqlite3.Connection) -> None:
+    for key, value in zip(TELEMETRY_TOTALS, summed_totals(conn), strict=True):
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(value)))
 
 
 def bump_totals(conn: sqlite3.Connection, surfaced: int, acted: int) -> None:

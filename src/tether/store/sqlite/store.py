@@ -28,7 +28,7 @@ from tether.store.sqlite.postings import TRIGRAM, WORDS, TermPostings, fts_quote
 from tether.store.sqlite.prefetch import Prefetch
 from tether.store.sqlite.repomap import RepoMapTables
 from tether.store.sqlite.rows import COLUMNS, chunks, dt, memory_of, where
-from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, TELEMETRY_TOTALS, bump_totals, connect
+from tether.store.sqlite.schema import BUSY_TIMEOUT_MS, TELEMETRY_TOTALS, bump_totals, connect, summed_totals
 
 
 @translating
@@ -469,10 +469,7 @@ class SQLiteStore:
         try:
             return int(kept[TELEMETRY_TOTALS[0]]), int(kept[TELEMETRY_TOTALS[1]])
         except (KeyError, ValueError):  # not kept, or unreadable: the counters themselves
-            surfaced, acted = self.conn.execute(
-                "SELECT total(surfaced), total(acted) FROM telemetry"
-            ).fetchone()
-            return int(surfaced), int(acted)
+            return summed_totals(self.conn)
 
     def events(self, memory_id: str | None = None, limit: int = 100) -> Iterator[Event]:
         sql = "SELECT memory_id, event, at, session, turn, receipts FROM events"
