@@ -9,6 +9,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,151 @@ def test_read_injects_the_files_gotchas_once(repo: Path, ws: Workspace, home: Pa
         == f'· gotcha "upload() must stream, never buffer whole files" [{gotcha.id}] — review before editing'
     )
     assert run_hook("claude", "PostToolUse", payload, repo, home).stdout == ""  # cooldown: said once
+
+
+def test_a_read_lists_the_files_best_gotchas_for_the_prompt_and_counts_the_rest(
+    repo: Path, ws: Workspace, home: Path, tether: Any
+) -> None:
+    """Fails with the listing before session 14 (every gotcha of the file, oldest first, until the session's
+    hint budget): the oldest gotchas are about other things, and there were five lines, no count."""
+    assert tether("config", "recall.limit", "1").code == 0  # the prompt injects one of the two matches
+    clock = iter(range(100))
+    ws.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=next(clock))
+    for text in (
+        "upload() logs the caller's tenant on every call",
+        "Upload size limits come from settings.MAX_UPLOAD, not constants",
+        "upload() runs inside the request's transaction",
+        "Never rename upload(): the mobile client calls it by name",
+    ):
+        ws.add(text, category="gotcha", files=["src/app/upload.py"])
+    retries = [
+        ws.add(text, category="gotcha", files=["src/app/upload.py"]).memory.id
+        for text in (
+            "Chunk retries back off exponentially; a retry loop without backoff floods storage",
+            "A failed chunk's retry resumes from its offset, never from byte 0",
+        )
+    ]
+    prompt = claude("UserPromptSubmit", repo, prompt="how should a failed chunk's retries back off?")
+    injected = context_of(run_hook("claude", "UserPromptSubmit", prompt, repo, home).stdout)
+    (other,) = [mid for mid in retries if mid not in injected]
+    read = claude(
+        "PostToolUse",
+        repo,
+        tool_name="Read",
+        tool_input={"file_path": str(repo / "src/app/upload.py")},
+        tool_response={},
+    )
+    lines = context_of(run_hook("claude", "PostToolUse", read, repo, home).stdout).splitlines()
+    assert len(lines) == 4 and other in lines[0]  # the prompt's other match first, however new
+    assert lines[-1] == (
+        "· (+2 more gotchas on src/app/upload.py: `tether list --file src/app/upload.py --category gotcha`)"
+    )
+
+
+def test_an_edit_lists_the_files_best_gotchas_for_the_prompt_and_the_next_edit_the_next_ones(
+    repo: Path, ws: Workspace, home: Path, tether: Any
+) -> None:
+    """Fails with the listing before session 14 (all of a file's gotchas at its first edit, oldest first)."""
+    assert tether("config", "recall.limit", "1").code == 0
+    clock = iter(range(100))
+    ws.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=next(clock))
+    for text in (
+        "auth() logs the caller's tenant on every call",
+        "Token lifetimes come from settings.TOKEN_TTL, not constants",
+        "auth() runs inside the request's transaction",
+        "Never rename auth(): the mobile client calls it by name",
+    ):
+        ws.add(text, category="gotcha", files=["src/app/auth.py"])
+    hashes = [
+        ws.add(text, category="gotcha", files=["src/app/auth.py"]).memory.id
+        for text in (
+            "Password hashes use argon2id, never bcrypt",
+            "Rehash a password hash on login when its cost is old",
+        )
+    ]
+    prompt = claude("UserPromptSubmit", repo, prompt="which password hash do we use, and when to rehash?")
+    injected = context_of(run_hook("claude", "UserPromptSubmit", prompt, repo, home).stdout)
+    (other,) = [mid for mid in hashes if mid not in injected]
+    path = str(repo / "src/app/auth.py")
+    edit = claude(
+        "PreToolUse",
+        repo,
+        tool_name="Write",
+        tool_input={"file_path": path, "content": "import app.upload\n"},
+    )
+    first = context_of(run_hook("claude", "PreToolUse", edit, repo, home).stdout).splitlines()
+    assert len(first) == 4 and other in first[0]
+    assert (
+        first[-1]
+        == "· (+2 more gotchas on src/app/auth.py: `tether list --file src/app/auth.py --category gotcha`)"
+    )
+    second = context_of(run_hook("claude", "PreToolUse", edit, repo, home).stdout).splitlines()
+    assert len(second) == 2 and not set(ids_in(second)) & set(ids_in(first))
+    assert run_hook("claude", "PreToolUse", edit, repo, home).stdout == ""
+
+
+def ids_in(lines: list[str]) -> list[str]:
+    return re.findall(r"\[([0-9a-f]{8})\]", "\n".join(lines))
+
+
+def test_a_read_of_some_lines_lists_the_gotchas_anchored_in_them(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    """A ranged read (Claude Code's offset and limit, Gemini's 0-based offset) lists the gotchas anchored in
+    the lines it read, where they are, and only counts the ones anchored elsewhere in the file."""
+    from tether.anchors.resolve import FileView, make
+
+    body = "".join(f"def step_{n}():\n    return {n}\n\n" for n in range(60))
+    (repo / "src/app/steps.py").write_text(body, encoding="utf-8")
+    view = FileView.read(repo, "src/app/steps.py")
+    early = ws.add(
+        "step_2 must stay idempotent",
+        category="gotcha",
+        files=["src/app/steps.py"],
+        anchors=[make(view, "", (7, 8))],
+    ).memory
+    late = ws.add(
+        "step_50 runs after the lock is released",
+        category="gotcha",
+        files=["src/app/steps.py"],
+        anchors=[make(view, "", (151, 152))],
+    ).memory
+    path = str(repo / "src/app/steps.py")
+    claude_read = claude(
+        "PostToolUse",
+        repo,
+        tool_name="Read",
+        tool_input={"file_path": path, "offset": 1, "limit": 30},
+        tool_response={},
+    )
+    lines = context_of(run_hook("claude", "PostToolUse", claude_read, repo, home).stdout).splitlines()
+    assert lines[0].startswith("· gotcha on step_2(): ") and early.id in lines[0]  # where it is
+    assert lines[1:] == [
+        "· (+1 more gotcha on src/app/steps.py: `tether list --file src/app/steps.py --category gotcha`)"
+    ]
+    gemini_read = {
+        "session_id": "sess-2",
+        "cwd": str(repo),
+        "hook_event_name": "AfterTool",
+        "tool_name": "read_file",
+        "tool_input": {"file_path": path, "offset": 140, "limit": 20},  # 0-based: lines 141-160
+    }
+    done = run_hook("gemini", "AfterTool", gemini_read, repo, home)
+    text = context_of(done.stdout)
+    assert late.id in text and early.id not in text.split("more gotcha")[0]
+
+
+def test_a_prompt_holding_a_credential_is_not_kept_for_the_read_hints(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    prompt = claude("UserPromptSubmit", repo, prompt=f"why does the deploy with token {token} fail?")
+    assert run_hook("claude", "UserPromptSubmit", prompt, repo, home).returncode == 0
+    state = ws.store.session_state("sess-1")
+    assert state is not None and state["turn"] == 1 and state["query"] == ""
+    prompt = claude("UserPromptSubmit", repo, prompt="why does the deploy fail?")
+    run_hook("claude", "UserPromptSubmit", prompt, repo, home)
+    assert ws.store.session_state("sess-1")["query"] == "why does the deploy fail?"  # type: ignore[index]
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
-from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for
+from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for, gotchas_read
 from tether.anchors.locations import Location, gap
 from tether.anchors.resolve import FileView, make, resolve
 from tether.embed import Embedder
@@ -42,6 +42,7 @@ from tether.errors import SecretError, ValidationError
 from tether.lifecycle.housekeeping import refresh_repo
 from tether.model.anchor import Anchor
 from tether.model.memory import content_hash
+from tether.model.prompt import sanitize
 from tether.project import init_project
 from tether.recall import scoring
 from tether.workspace import Workspace
@@ -306,6 +307,45 @@ class TetherBeforeEdit:
                 ids.extend(m.id for m in found.file)
             hunks = view.hunks if self.located else ()
             return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files, hunks)
+
+
+class TetherAfterRead:
+    """What the read hook lists when the agent reads each touched file whole (in the commit's file order),
+    after the task's prompt: `hooks.behaviour.gotchas_read`, the file's gotchas best first by recall's
+    ranking for the prompt the session stored (`sanitize`d, as the prompt hook keeps it). `@age` is the
+    listing before session 14 (`gotchas_for`: pinned and high priority first, then oldest first). Its first
+    three count for Recall@3; the hook shows at most `hints.per_read` of them per file."""
+
+    modes = ("prompt+files",)
+
+    def __init__(self, ranked: bool = True) -> None:
+        self.ranked = ranked
+        self.name = "tether:after-read" if ranked else "tether:after-read@age"
+        self.prep: Prepared | None = None
+
+    def prepare(self, corpus: GotchaCorpus) -> None:
+        self.prep = prepared(corpus)
+
+    def retrieve(self, view: GotchaView, mode: str) -> list[str]:
+        assert self.prep is not None
+        ws, query = self.prep.ws, sanitize(view.query)
+        ids: list[str] = []
+        with self.prep.at_edit(view):
+            for path in view.files:
+                if self.ranked:
+                    found = gotchas_read(ws, path, query)
+                    ids.extend(m.id for m in found.file)
+                else:
+                    ids.extend(m.id for m in gotchas_for(ws, path))
+            return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files)
+
+
+def after_read() -> TetherAfterRead:
+    return TetherAfterRead()
+
+
+def after_read_age() -> TetherAfterRead:
+    return TetherAfterRead(ranked=False)
 
 
 def tether() -> TetherGotchas:

@@ -44,6 +44,8 @@ DEFAULT_SYSTEMS = (
     "gotcha_tether:tether_files",
     "gotcha_tether:before_edit",
     "gotcha_tether:before_edit_file",
+    "gotcha_tether:after_read",
+    "gotcha_tether:after_read_age",
 )
 
 

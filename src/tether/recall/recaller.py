@@ -169,6 +169,27 @@ class Recaller:
         found.sort(key=lambda c: not c.relevant)  # stable: strong first, each in rank order
         return [Recalled.of(c, rank) for rank, c in enumerate(found[:limit], 1)]
 
+    def order(
+        self, prompt: str, files: Sequence[str], among: Sequence[str], locations: Sequence[Location] = ()
+    ) -> list[str]:
+        """`among` (memory ids) in the order recall ranks them for `prompt` and `files`, ungated and unrecorded;
+        the ones it does not reach (inactive, or found by no channel) keep their given order after it.
+
+        A read's hint lists a file's gotchas by it, so that the first few it shows are the ones recall would
+        pick among them: the prompt, the code at their anchors, the file's recent changes and past follow-ups."""
+        wanted = dict.fromkeys(among)
+        touched, places = self.places(files, locations)
+        views: dict[str, FileView] = {}
+        ranked = self._rank(sanitize(prompt or ""), touched, None, CHANNELS, places=places, views=views)
+        found: list[str] = []
+        for candidate in self._beside_first(ranked, touched, places, views, require_evidence=False):
+            if candidate.memory_id in wanted:
+                found.append(candidate.memory_id)
+                if len(found) == len(wanted):
+                    break
+        reached = set(found)
+        return found + [mid for mid in wanted if mid not in reached]
+
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None
     ) -> tuple[Candidate, int | None]:

@@ -108,6 +108,8 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
         source=str(payload.get("source") or ""),
         shows_context=not (kind == "before_edit" and agent in _NO_CONTEXT_BEFORE_EDIT),
     )
+    if event.tool_kind == "read" and len(paths) == 1:
+        event.read_lines = read_span(agent, tool_input)
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools
     elif kind == "before_edit":
@@ -150,6 +152,28 @@ def render(agent: str, event_name: str, event: HookEvent, reply: Reply) -> dict[
     if agent == "codex" and event.kind == "stop":
         return {}  # Codex requires JSON from a Stop hook that exits 0
     return None
+
+
+def read_span(agent: str, tool_input: dict[str, Any]) -> tuple[int, int] | None:
+    """The lines a read asked for (first, last; 1-based), or None for the whole file: Claude Code's and
+    Cursor's `Read` take a 1-based `offset`, Gemini's `read_file` a 0-based one, each with a line `limit`
+    (agent-integrations.md §1, §4.3). Anything else an agent sends (strings, negatives, floats) is no range.
+
+    >>> read_span("claude", {"file_path": "a.py", "offset": 120, "limit": 40})
+    (120, 159)
+    >>> read_span("gemini", {"file_path": "a.py", "offset": 0, "limit": 10}), read_span("claude", {"limit": "9"})
+    ((1, 10), None)
+    """
+    offset, limit = tool_input.get("offset"), tool_input.get("limit")
+    if offset is None and limit is None:
+        return None
+    if not all(v is None or (type(v) is int and 0 <= v < 1 << 31) for v in (offset, limit)):
+        return None
+    first = (offset or 0) + (1 if agent == "gemini" else 0)
+    first = max(first, 1)
+    if limit is None:
+        return (first, 1 << 31)
+    return (first, first + limit - 1) if limit > 0 else None
 
 
 def _tool_kind(tool: str) -> str:

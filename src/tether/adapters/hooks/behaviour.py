@@ -6,6 +6,7 @@ that agent's JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,8 @@ from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path, origin_tag
+from tether.model.prompt import sanitize
+from tether.model.secrets import find_secret
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
@@ -51,6 +54,7 @@ class HookEvent:
     # preToolUse drop it (agent-integrations.md §4.3, §3.2); only a deny reaches the model there.
     shows_context: bool = True
     edits: list[Edit] = field(default_factory=list)  # what a before-edit tool call changes, where it says
+    read_lines: tuple[int, int] | None = None  # the lines a read of one file asked for (None: all of it)
 
 
 @dataclass
@@ -132,8 +136,10 @@ def scan_notes(ws: Workspace) -> bool:
 
 
 def prompt(ws: Workspace, event: HookEvent) -> Reply:
+    query = sanitize(event.prompt[-PROMPT_TAIL:])
     with session_state(ws.store, event.session, ws.clock()) as state:
         state.turn += 1
+        state.query = "" if find_secret(query) else query  # the index keeps no credential, not even here
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
@@ -204,15 +210,28 @@ class Gotchas:
     elsewhere: list[Memory] = field(default_factory=list)
 
 
-def gotchas_at(ws: Workspace, path: str, places: list[Location]) -> Gotchas:
+def ranked_gotchas(ws: Workspace, path: str, query: str, places: Sequence[Location] = ()) -> list[Memory]:
+    """The gotchas of `path`, pinned and high priority first, each group in the order recall ranks them for
+    the session's latest prompt (`query`), the file and the edit's `places` (`Recaller.order`): the prompt,
+    the code at their anchors, the file's recent changes and past follow-ups decide, not their age."""
+    found = gotchas_for(ws, path)
+    if len(found) > 1:
+        ranked = ws.recaller().order(query, [path], [m.id for m in found], places)
+        position = {mid: index for index, mid in enumerate(ranked)}
+        found.sort(key=lambda m: (not m.pinned, m.priority != "high", position[m.id]))
+    return found
+
+
+def gotchas_at(ws: Workspace, path: str, places: list[Location], query: str = "") -> Gotchas:
     """The gotchas of `path` sorted by where `places` (edits in that file) land: anchored at or near them
     first, nearest first; then those about the whole file (no anchor on it, or a lost one); then the ones
-    anchored elsewhere in the file. Without a place every gotcha is about the whole file."""
+    anchored elsewhere in the file. Without a place every gotcha is about the whole file. Within each group
+    (and among equally near ones) as `ranked_gotchas` orders them for `query`."""
     from tether.anchors.locations import gap
     from tether.anchors.resolve import FileView, resolve
 
     out = Gotchas()
-    found = gotchas_for(ws, path)
+    found = ranked_gotchas(ws, path, query, [p for p in places if p.path == path])
     spans = [p.lines for p in places if p.path == path and p.lines is not None]
     if not spans or ws.root is None:
         out.file = found
@@ -238,8 +257,34 @@ def gotchas_at(ws: Workspace, path: str, places: list[Location]) -> Gotchas:
             out.elsewhere.append(memory)
         else:
             near.append((best[0], memory, best[1]))
-    near.sort(key=lambda item: (item[0], not item[1].pinned, item[1].priority != "high", item[1].created))
+    near.sort(key=lambda item: item[0])  # stable: equally near ones keep the ranked order
     out.here = [(memory, label) for _, memory, label in near]
+    return out
+
+
+def gotchas_read(ws: Workspace, path: str, query: str, lines: tuple[int, int] | None = None) -> Gotchas:
+    """The gotchas of `path` for a read of it, in `ranked_gotchas`' order for the session's latest prompt
+    (`query`): with the lines read (`lines`), those anchored inside them are `here` (with where), those
+    anchored elsewhere in the file `elsewhere`; the rest, and every gotcha of a whole-file read, are about the
+    whole `file`."""
+    from tether.anchors.resolve import FileView, resolve
+
+    found = ranked_gotchas(ws, path, query)
+    out = Gotchas()
+    if lines is None or ws.root is None:
+        out.file = found
+        return out
+    view = FileView.read(ws.root, path)
+    for memory in found:
+        anchors = [resolve(a, view).anchor for a in memory.anchors if a.path == path and not a.lost]
+        anchors = [a for a in anchors if not a.lost and a.lines is not None]
+        inside = [a for a in anchors if a.lines and a.lines[0] <= lines[1] and lines[0] <= a.lines[1]]
+        if not anchors:
+            out.file.append(memory)
+        elif inside:
+            out.here.append((memory, inside[0].label()))
+        else:
+            out.elsewhere.append(memory)
     return out
 
 
@@ -253,26 +298,47 @@ def gotcha_line(memory: Memory, where: str = "") -> str:
 
 def after_tool(ws: Workspace, event: HookEvent) -> Reply:
     paths = _relative(ws, event)
-    lines: list[str] = []
     cooldown = ws.config.integer("recall.cooldown_turns")
     budget = ws.config.integer("hints.session_budget")
-    shown: list[Memory] = []
     with session_state(ws.store, event.session, ws.clock()) as state:
         if event.tool_kind == "memory":
             state.tools_used = True
         state.touch([p for p in paths if event.tool_kind in ("read", "edit")])
-        if event.tool_kind == "read":
-            for path in paths:
-                for memory in gotchas_for(ws, path):
-                    if state.recently_seen(memory.id, cooldown) or memory in shown:
-                        continue
-                    if not memory.pinned and (state.tools_used or state.hints >= budget):
-                        continue  # the agent is using memory itself, or the hint budget is spent
-                    shown.append(memory)
-                    state.seen[memory.id] = state.turn
-                    if not memory.pinned:
-                        state.hints += 1
-                    lines.append(gotcha_line(memory))
+        query, quiet = state.query, state.tools_used or state.hints >= budget
+    if event.tool_kind != "read":
+        return Reply()
+    # Ranked outside the session's write transaction: a recall must not hold up parallel hooks.
+    found = {
+        path: gotchas_read(ws, path, query, event.read_lines)
+        if not quiet
+        else Gotchas(file=gotchas_for(ws, path))
+        for path in paths
+    }
+    per_read = ws.config.integer("hints.per_read")
+    lines: list[str] = []
+    shown: list[Memory] = []
+    with session_state(ws.store, event.session, ws.clock()) as state:
+        for path, gotchas in found.items():
+            listed = 0
+            more = 0
+            for memory, where in [*gotchas.here, *((m, "") for m in gotchas.file)]:
+                if state.recently_seen(memory.id, cooldown) or memory in shown:
+                    continue
+                if not memory.pinned and (state.tools_used or state.hints >= budget):
+                    continue  # the agent is using memory itself, or the hint budget is spent
+                if not memory.pinned and listed >= per_read:
+                    more += 1  # the best few are shown; the rest are a search away
+                    continue
+                shown.append(memory)
+                state.seen[memory.id] = state.turn
+                if not memory.pinned:
+                    state.hints += 1
+                    listed += 1
+                lines.append(gotcha_line(memory, where))
+            if listed or more:  # outside the lines read: counted with the rest, never listed
+                more += sum(1 for m in gotchas.elsewhere if not state.recently_seen(m.id, cooldown))
+            if more:
+                lines.append(more_line(more, path))
         turn = state.turn
     if shown:
         ws.store.record(
@@ -280,6 +346,11 @@ def after_tool(ws: Workspace, event: HookEvent) -> Reply:
             for m in shown
         )
     return Reply("\n".join(lines))
+
+
+def more_line(count: int, path: str) -> str:
+    """The line that counts the gotchas of `path` a hint leaves out, and says where they are."""
+    return f"· (+{count} more gotcha{'s' if count > 1 else ''} on {path}: `tether list --file {path} --category gotcha`)"
 
 
 def before_edit(ws: Workspace, event: HookEvent) -> Reply:
@@ -290,18 +361,29 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
     if not any(gotchas_for(ws, path) for path in paths):
         return Reply()  # nothing to warn about: the edited files are not even read
     places = _places(ws, event)
+    # Ranked outside the session's write transaction (a recall must not hold up parallel hooks), by what the
+    # session's latest prompt asked.
+    query = str((ws.store.session_state(event.session) or {}).get("query") or "")
+    found = [gotchas_at(ws, path, places, query) for path in paths]
+    per_read = ws.config.integer("hints.per_read")
     with session_state(ws.store, event.session, ws.clock()) as state:
         here: list[tuple[Memory, str]] = []  # unseen gotchas of the edited places
-        whole: list[Memory] = []  # unseen gotchas of the edited files as a whole
+        whole: list[Memory] = []  # unseen gotchas of the edited files as a whole, the best few
+        more = 0  # the rest of them: listed by the next edits, best first
         elsewhere = 0
-        for path in paths:
-            found = gotchas_at(ws, path, places)
+        for gotchas in found:
             here.extend(
-                (m, w) for m, w in found.here if m.id not in state.seen and all(m != o for o, _ in here)
+                (m, w) for m, w in gotchas.here if m.id not in state.seen and all(m != o for o, _ in here)
             )
-            whole.extend(m for m in found.file if m.id not in state.seen and m not in whole)
-            elsewhere += sum(1 for m in found.elsewhere if m.id not in state.seen)
-        unseen = [m for m, _ in here] + [m for m in whole if all(m != o for o, _ in here)]
+            for m in gotchas.file:
+                if m.id in state.seen or m in whole or any(m == o for o, _ in here):
+                    continue
+                if m.pinned or sum(1 for w in whole if not w.pinned) < per_read:
+                    whole.append(m)
+                else:
+                    more += 1
+            elsewhere += sum(1 for m in gotchas.elsewhere if m.id not in state.seen)
+        unseen = [m for m, _ in here] + whole
         if not unseen:
             return Reply()
         strong = any(m.pinned or m.priority == "high" for m in unseen)
@@ -323,7 +405,11 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         Event(m.id, "surfaced", ws.clock(), event.session, turn, {"receipt": f"edit {where}"}) for m in unseen
     )
     lines = [gotcha_line(m, w) for m, w in here]
-    lines += [gotcha_line(m) for m in whole if all(m != o for o, _ in here)]
+    lines += [gotcha_line(m) for m in whole]
+    if more:
+        lines.append(
+            more_line(more, paths[0]) if len(paths) == 1 else f"· (+{more} more gotchas on these files)"
+        )
     if elsewhere:
         lines.append(
             f"· (+{elsewhere} more gotcha{'s' if elsewhere > 1 else ''} anchored elsewhere in "

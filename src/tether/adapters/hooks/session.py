@@ -27,6 +27,9 @@ class SessionState:
     denied: list[str] = field(default_factory=list)  # files whose first edit was denied once
     hints: int = 0  # point-of-action hints given (pinned ones don't count)
     tools_used: bool = False  # the agent calls memory tools itself: stop volunteering hints
+    # What the latest prompt asks (`tether.model.prompt.sanitize`: at most a few hundred characters, empty when
+    # it held a credential): a read's hint ranks the file's gotchas by it.
+    query: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # keys other writers keep here (the MCP server's)
 
     def touch(self, paths: list[str]) -> None:
