@@ -320,7 +320,7 @@ def test_frozen_labels_refuse_a_rebuild_that_differs() -> None:
 
 
 def test_tether_recalls_the_touched_files_gotchas_and_merges_repeated_text(tmp_path: Path) -> None:
-    from gotcha_tether import TetherBeforeEdit, TetherGotchas, close_all
+    from gotcha_tether import TetherAfterRead, TetherBeforeEdit, TetherGotchas, close_all
 
     repo = tmp_path / "r"
     repo.mkdir()
@@ -339,6 +339,14 @@ def test_tether_recalls_the_touched_files_gotchas_and_merges_repeated_text(tmp_p
         hook.prepare(corpus)
         listed = hook.retrieve(GotchaView("x", ("b.go",), (Hunk("b.go", 9, 1, "a", "b"),)), "edit")
         assert sorted(listed) == ["other", "twin"]
+        # The read hook's listing: ranked for the prompt (session 14), or oldest first as before.
+        ranked, by_age = TetherAfterRead(), TetherAfterRead(ranked=False)
+        ranked.prepare(corpus)
+        by_age.prepare(corpus)
+        view = GotchaView("why does the upload retry", ("a.go",))
+        assert ranked.retrieve(view, "prompt+files")[0] == "mid"
+        aged = by_age.retrieve(view, "prompt+files")  # all stamped with C1's time: the order is by id
+        assert sorted(aged) == ["low", "mid", "top"]
     finally:
         close_all()
 
