@@ -21,6 +21,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_repomap": ["--commits", "2000", "--files", "500", "--runs", "2"],
     "bench_embedders": ["--texts", "200", "--queries", "50", "--cold-runs", "1"],
     "bench_mcp": ["--runs", "2", "--memories", "100"],
+    "bench_hints": ["--size", "1000", "--runs", "10"],
 }
 
 
