@@ -1,5 +1,5 @@
-"""The read hint's cost: ranking a file's gotchas by recall (`behaviour.gotchas_read`, session 14) beside the
-listing by age it replaced (`behaviour.gotchas_for`), and beside a prompt's recall in the same process.
+"""The read hint's cost: ranking a file's gotchas by recall (`hooks.gotchas.gotchas_read`, session 14) beside the
+listing by age it replaced (`hooks.gotchas.gotchas_for`), and beside a prompt's recall in the same process.
 
     .venv/bin/python benchmarks/bench_hints.py [--size 10000] [--gotchas 5,30,100] [--runs 40]
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hooks import WORDS, build
 
-from tether.adapters.hooks.behaviour import gotchas_for, gotchas_read
+from tether.adapters.hooks.gotchas import gotchas_for, gotchas_read
 from tether.workspace import Workspace
 
 PROMPT = "why does the upload retry loop back off, and where is the token refreshed?"

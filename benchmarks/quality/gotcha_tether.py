@@ -3,7 +3,7 @@
 Memories are added the way the product adds them, `Workspace.add(summary, details=..., category="gotcha",
 files=[path])`, in a checkout of the repository at C1 (so the repo map, co-change and fan-in see history up
 to C1 only). Recall is the library call `tether recall` makes, `Workspace.recall(prompt, files,
-record=False)`; the before-edit hook's listing is `hooks.behaviour.gotchas_for`.
+record=False)`; the before-edit hook's listing is `hooks.gotchas.gotchas_for`.
 
 Each memory is anchored to its comment's lines as `tether anchors scan` anchors a comment it proposes
 (`anchors.resolve.make`: the lines, their fingerprint, the definition holding them). In edit mode the
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from gotchas_corpus import GotchaCorpus, GotchaView, Hunk
 
-from tether.adapters.hooks.behaviour import gotchas_at, gotchas_for, gotchas_read
+from tether.adapters.hooks.gotchas import gotchas_at, gotchas_for, gotchas_read
 from tether.anchors.locations import Location, gap
 from tether.anchors.resolve import FileView, make, resolve
 from tether.embed import Embedder
@@ -311,7 +311,7 @@ class TetherBeforeEdit:
 
 class TetherAfterRead:
     """What the read hook lists when the agent reads each touched file whole (in the commit's file order),
-    after the task's prompt: `hooks.behaviour.gotchas_read`, the file's gotchas best first by recall's
+    after the task's prompt: `hooks.gotchas.gotchas_read`, the file's gotchas best first by recall's
     ranking for the prompt the session stored (`sanitize`d, as the prompt hook keeps it). `@age` is the
     listing before session 14 (`gotchas_for`: pinned and high priority first, then oldest first). Its first
     three count for Recall@3; the hook shows at most `hints.per_read` of them per file."""

@@ -6,7 +6,7 @@ file's three are the task's first three); this scores each read on its own, whic
 Every (task, touched file) pair of the window where the file holds a relevant gotcha and at least two in all
 (one is listed whatever the order) is one read, scored with each system restricted to that file:
 
-- `after-read`: the hook's listing as shipped (`hooks.behaviour.gotchas_read`: recall's ranking for the
+- `after-read`: the hook's listing as shipped (`hooks.gotchas.gotchas_read`: recall's ranking for the
   prompt and the file);
 - `after-read@age`: the listing before session 14 (`gotchas_for`: oldest first);
 - `bm25:file`, `bm25:file+code+def`: `gotchas_eval`'s bm25 baselines with the file as the only touched one.

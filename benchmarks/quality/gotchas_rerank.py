@@ -16,7 +16,8 @@ ones injection may pick) by their score plus a bonus; each is named `KIND:WEIGHT
 - `density:W`: every candidate by the score of the others anchored near it (`W * sum(score_j / best /
   (1 + lines / 6))`), a cluster's mass rather than the first pick's;
 - `file:W`: the candidates of the touched file whose best place-word match is strongest (`W * best / top`);
-- `named:W`: the candidates of a file whose directory or name the prompt names.
+- `named:W`: the candidates of a file whose directory or name the prompt names;
+- `spread:N`: at most N of the first three from one touched file (session 14).
 
 Only ever on the dev window: the test window is read by `gotchas_run.py --window test`, once per release.
 """
@@ -229,11 +230,32 @@ def named(weight: float) -> Variant:
     return run
 
 
+def spread(most: float) -> Variant:
+    """At most `most` of the first three from one touched file (the next best of another file moves up)."""
+
+    def run(task: Task) -> list[Row]:
+        rows = shipped(task)
+        head: list[Row] = []
+        held: list[Row] = []
+        count: dict[str, int] = defaultdict(int)
+        for r in rows:
+            path = _file(r, task["files"]) or ""
+            if len(head) < 3 and count[path] >= most:
+                held.append(r)
+                continue
+            count[path] += 1
+            (head if len(head) < 3 else held).append(r)
+        return head + held
+
+    return run
+
+
 KINDS: dict[str, Callable[[float], Variant]] = {
     "beside": beside,
     "density": density,
     "file": by_file,
     "named": named,
+    "spread": spread,
 }
 
 

@@ -170,7 +170,15 @@ def _context(index: StartIndex, root: str, notes: list[str], home: str, session:
         used += len(line) + 3
         lines.append(line)
         seen[mid] = 0
-    fresh = {"turn": 0, "touched": [], "seen": seen, "denied": [], "hints": 0, "tools_used": False}
+    fresh = {
+        "turn": 0,
+        "touched": [],
+        "seen": seen,
+        "denied": [],
+        "hints": 0,
+        "tools_used": False,
+        "query": "",
+    }
     if not index.start_session(session, fresh, iso(now), list(seen)):
         return None
     return "\n".join([PINNED_HEADER, *(f"- {line}" for line in lines), FOOTER]) if lines else ""
