@@ -74,31 +74,45 @@ def test_read_injects_the_files_gotchas_once(repo: Path, ws: Workspace, home: Pa
     assert run_hook("claude", "PostToolUse", payload, repo, home).stdout == ""  # cooldown: said once
 
 
+def gotchas_and_a_prompt(
+    repo: Path, ws: Workspace, home: Path, path: str, unrelated: list[str], matching: list[str], prompt: str
+) -> str:
+    """`unrelated` gotchas on `path`, then (newer) two `matching` the prompt; the prompt hook (at one memory a
+    prompt) injects one of the two. Returns the other's id: the one a ranked listing must put first."""
+    clock = iter(range(100))
+    ws.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=next(clock))
+    for text in unrelated:
+        ws.add(text, category="gotcha", files=[path])
+    ids = [ws.add(text, category="gotcha", files=[path]).memory.id for text in matching]
+    asked = claude("UserPromptSubmit", repo, prompt=prompt)
+    injected = context_of(run_hook("claude", "UserPromptSubmit", asked, repo, home).stdout)
+    (other,) = [mid for mid in ids if mid not in injected]
+    return other
+
+
 def test_a_read_lists_the_files_best_gotchas_for_the_prompt_and_counts_the_rest(
     repo: Path, ws: Workspace, home: Path, tether: Any
 ) -> None:
     """Fails with the listing before session 14 (every gotcha of the file, oldest first, until the session's
     hint budget): the oldest gotchas are about other things, and there were five lines, no count."""
-    assert tether("config", "recall.limit", "1").code == 0  # the prompt injects one of the two matches
-    clock = iter(range(100))
-    ws.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=next(clock))
-    for text in (
-        "upload() logs the caller's tenant on every call",
-        "Upload size limits come from settings.MAX_UPLOAD, not constants",
-        "upload() runs inside the request's transaction",
-        "Never rename upload(): the mobile client calls it by name",
-    ):
-        ws.add(text, category="gotcha", files=["src/app/upload.py"])
-    retries = [
-        ws.add(text, category="gotcha", files=["src/app/upload.py"]).memory.id
-        for text in (
+    assert tether("config", "recall.limit", "1").code == 0
+    other = gotchas_and_a_prompt(
+        repo,
+        ws,
+        home,
+        "src/app/upload.py",
+        [
+            "upload() logs the caller's tenant on every call",
+            "Upload size limits come from settings.MAX_UPLOAD, not constants",
+            "upload() runs inside the request's transaction",
+            "Never rename upload(): the mobile client calls it by name",
+        ],
+        [
             "Chunk retries back off exponentially; a retry loop without backoff floods storage",
             "A failed chunk's retry resumes from its offset, never from byte 0",
-        )
-    ]
-    prompt = claude("UserPromptSubmit", repo, prompt="how should a failed chunk's retries back off?")
-    injected = context_of(run_hook("claude", "UserPromptSubmit", prompt, repo, home).stdout)
-    (other,) = [mid for mid in retries if mid not in injected]
+        ],
+        "how should a failed chunk's retries back off?",
+    )
     read = claude(
         "PostToolUse",
         repo,
@@ -118,25 +132,23 @@ def test_an_edit_lists_the_files_best_gotchas_for_the_prompt_and_the_next_edit_t
 ) -> None:
     """Fails with the listing before session 14 (all of a file's gotchas at its first edit, oldest first)."""
     assert tether("config", "recall.limit", "1").code == 0
-    clock = iter(range(100))
-    ws.clock = lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=next(clock))
-    for text in (
-        "auth() logs the caller's tenant on every call",
-        "Token lifetimes come from settings.TOKEN_TTL, not constants",
-        "auth() runs inside the request's transaction",
-        "Never rename auth(): the mobile client calls it by name",
-    ):
-        ws.add(text, category="gotcha", files=["src/app/auth.py"])
-    hashes = [
-        ws.add(text, category="gotcha", files=["src/app/auth.py"]).memory.id
-        for text in (
+    other = gotchas_and_a_prompt(
+        repo,
+        ws,
+        home,
+        "src/app/auth.py",
+        [
+            "auth() logs the caller's tenant on every call",
+            "Token lifetimes come from settings.TOKEN_TTL, not constants",
+            "auth() runs inside the request's transaction",
+            "Never rename auth(): the mobile client calls it by name",
+        ],
+        [
             "Password hashes use argon2id, never bcrypt",
             "Rehash a password hash on login when its cost is old",
-        )
-    ]
-    prompt = claude("UserPromptSubmit", repo, prompt="which password hash do we use, and when to rehash?")
-    injected = context_of(run_hook("claude", "UserPromptSubmit", prompt, repo, home).stdout)
-    (other,) = [mid for mid in hashes if mid not in injected]
+        ],
+        "which password hash do we use, and when to rehash?",
+    )
     path = str(repo / "src/app/auth.py")
     edit = claude(
         "PreToolUse",
