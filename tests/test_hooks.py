@@ -171,6 +171,26 @@ def ids_in(lines: list[str]) -> list[str]:
     return re.findall(r"\[([0-9a-f]{8})\]", "\n".join(lines))
 
 
+def test_a_ranking_that_fails_leaves_the_files_gotchas_by_age_and_says_so_in_the_log(
+    repo: Path, ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.adapters.hooks.gotchas import gotchas_for, ranked_gotchas
+    from tether.recall.recaller import Recaller
+
+    for text in ("upload() must stream", "upload() retries three times", "upload() logs the tenant"):
+        ws.add(text, category="gotcha", files=["src/app/upload.py"])
+
+    def broken(*args: Any, **kwargs: Any) -> list[str]:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(Recaller, "order", broken)
+    assert ranked_gotchas(ws, "src/app/upload.py", "why does upload retry?") == gotchas_for(
+        ws, "src/app/upload.py"
+    )
+    log = (repo / ".tether" / "logs" / "tether.log").read_text(encoding="utf-8")
+    assert "ranking the gotchas of src/app/upload.py failed; listed them by age" in log
+
+
 def test_a_read_of_some_lines_lists_the_gotchas_anchored_in_them(
     repo: Path, ws: Workspace, home: Path
 ) -> None:

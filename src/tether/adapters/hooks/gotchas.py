@@ -48,12 +48,18 @@ class Gotchas:
 def ranked_gotchas(ws: Workspace, path: str, query: str, places: Sequence[Location] = ()) -> list[Memory]:
     """The gotchas of `path`, pinned and high priority first, each group in the order recall ranks them for
     the session's latest prompt (`query`), the file and the edit's `places` (`Recaller.order`): the prompt,
-    the code at their anchors, the file's recent changes and past follow-ups decide, not their age."""
+    the code at their anchors, the file's recent changes and past follow-ups decide, not their age. A ranking
+    that fails (a damaged index, a broken embedder) leaves them in `gotchas_for`'s order: the hint still comes."""
     found = gotchas_for(ws, path)
-    if len(found) > 1:
+    if len(found) < 2:
+        return found
+    try:
         ranked = ws.recaller().order(query, [path], [m.id for m in found], places)
-        position = {mid: index for index, mid in enumerate(ranked)}
-        found.sort(key=lambda m: (not m.pinned, m.priority != "high", position[m.id]))
+    except Exception:
+        ws.log(f"ranking the gotchas of {path} failed; listed them by age", exc=True)
+        return found
+    position = {mid: index for index, mid in enumerate(ranked)}
+    found.sort(key=lambda m: (not m.pinned, m.priority != "high", position[m.id]))
     return found
 
 
