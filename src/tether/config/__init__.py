@@ -39,7 +39,10 @@ DEFAULTS: dict[str, tuple[bool | int | str, str]] = {
     "recall.budget": (2400, "most characters injected per prompt"),
     "recall.cooldown_turns": (10, "turns a surfaced memory stays quiet in the same session"),
     "hints.session_budget": (12, "most point-of-action hints per session (pinned pierce it)"),
-    "hints.per_read": (3, "most gotchas listed after one file read, best first (the rest are counted)"),
+    "hints.per_read": (
+        3,
+        "most of a file's gotchas a read or edit hint lists, best first (the rest are counted)",
+    ),
     "guard.mode": (
         "auto",
         "edit guard: off | context | deny-once | auto (deny-once for pinned/high gotchas)",
