@@ -695,3 +695,19 @@ def test_pre_edit_context_is_recorded_only_where_the_agent_shows_it(
         assert done.stdout == ""
         assert surfaced is None or surfaced.surfaced == 0
         assert gotcha.id not in (ws.store.session_state("s") or {}).get("seen", {})
+        # ... and arrives once the edit is done, with the agent's after-tool hook
+        after = {"gemini": "AfterTool", "cursor": "postToolUse"}[agent]
+        done = run_hook(agent, after, body | {"hook_event_name": after}, repo, home)
+        shown = json.loads(done.stdout)
+        text = (
+            shown["additional_context"]
+            if agent == "cursor"
+            else shown["hookSpecificOutput"]["additionalContext"]
+        )
+        assert gotcha.id in text
+        assert ws.store.telemetry([gotcha.id])[gotcha.id].surfaced == 1
+    if agent == "claude":  # its pre-edit hook showed it: the after-tool hook says nothing again
+        after_edit = claude(
+            "PostToolUse", repo, session="s", tool_name="Edit", tool_input={"file_path": target}
+        )
+        assert run_hook(agent, "PostToolUse", after_edit, repo, home).stdout == ""

@@ -110,6 +110,8 @@ def parse(agent: str, event_name: str, payload: dict[str, Any]) -> HookEvent:
     )
     if event.tool_kind == "read" and len(paths) == 1:
         event.read_lines = read_span(agent, tool_input)
+    if kind == "after_tool" and event.tool_kind == "edit" and agent in _NO_CONTEXT_BEFORE_EDIT:
+        event.unwarned_edit = True  # its pre-edit context was dropped: the edit's gotchas come now
     if kind == "before_edit" and event.tool_kind != "edit":
         event.kind = "other"  # a guard installed on too wide a matcher must not touch other tools
     elif kind == "before_edit":

@@ -58,6 +58,8 @@ class HookEvent:
     shows_context: bool = True
     edits: list[Edit] = field(default_factory=list)  # what a before-edit tool call changes, where it says
     read_lines: tuple[int, int] | None = None  # the lines a read of one file asked for (None: all of it)
+    # An edit done, by an agent that drops pre-edit context (Gemini, Cursor): its gotchas are listed as a read's.
+    unwarned_edit: bool = False
 
 
 @dataclass
@@ -200,7 +202,7 @@ def after_tool(ws: Workspace, event: HookEvent) -> Reply:
             state.tools_used = True
         state.touch([p for p in paths if event.tool_kind in ("read", "edit")])
         query, quiet = state.query, state.tools_used or state.hints >= budget
-    if event.tool_kind != "read":
+    if event.tool_kind != "read" and not event.unwarned_edit:
         return Reply()
     # Ranked outside the session's write transaction: a recall must not hold up parallel hooks.
     found = {
@@ -237,7 +239,14 @@ def after_tool(ws: Workspace, event: HookEvent) -> Reply:
         turn = state.turn
     if shown:
         ws.store.record(
-            Event(m.id, "surfaced", ws.clock(), event.session, turn, {"receipt": f"read {paths[0]}"})
+            Event(
+                m.id,
+                "surfaced",
+                ws.clock(),
+                event.session,
+                turn,
+                {"receipt": f"{event.tool_kind} {paths[0]}"},
+            )
             for m in shown
         )
     return Reply("\n".join(lines))
@@ -282,7 +291,7 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
         first_edit = not any(path in state.denied for path in paths) or bool(here)
         if not (deny and first_edit) and not event.shows_context:
             # The agent would drop this context: nothing was shown, so nothing is marked seen or surfaced
-            # (the gotchas arrive with the edit's after-tool hook instead).
+            # (the gotchas arrive with the edit's after-tool hook instead: `HookEvent.unwarned_edit`).
             return Reply()
         for memory in unseen:
             state.seen[memory.id] = state.turn
