@@ -238,6 +238,18 @@ def test_a_read_of_some_lines_lists_the_gotchas_anchored_in_them(
     assert late.id in text and early.id not in text.split("more gotcha")[0]
 
 
+def test_the_hooks_load_the_credential_detector_only_for_a_prompt_that_may_hold_one() -> None:
+    """Importing `tether.model.secrets` costs a hook tens of milliseconds: the prompt hook screens first."""
+    probe = (
+        "import sys; from tether.adapters.hooks import behaviour as b; from tether.model.prompt import sanitize;"
+        "q = sanitize('why do chunked uploads retry twice?'); assert not b.may_hold_secret(q);"
+        "print('tether.model.secrets' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 def test_a_prompt_holding_a_credential_is_not_kept_for_the_read_hints(
     repo: Path, ws: Workspace, home: Path
 ) -> None:

@@ -200,3 +200,13 @@ def test_a_megabyte_is_scanned_in_linear_time(text: str) -> None:
     find_secret(text)
     redact(text)
     assert time.perf_counter() - started < 15
+
+
+def test_the_hooks_cheap_screen_passes_every_credential_of_the_table_to_the_detector() -> None:
+    """`prompt.may_hold_secret` decides whether a hook imports the detector: it must be True for every text the
+    detector flags (a False there would let a prompt's credential into the session state unchecked)."""
+    from tether.model.prompt import may_hold_secret
+
+    missed = [s.format for s in CREDENTIALS if find_secret(s.text) and not may_hold_secret(s.text)]
+    assert missed == []
+    assert not may_hold_secret("why does the upload retry loop back off, and where is it configured?")

@@ -116,3 +116,23 @@ def _looks_like_noise(line: str) -> bool:
 def _is_prose(line: str) -> bool:
     words = line.split()
     return len(words) >= 3 and sum(w.isalpha() for w in words) / len(words) >= 0.6
+
+
+# A token that could be a key: letters and digits mixed over 8 characters or more, or any run of 20 (key
+# alphabets include `-_+/=.~`); or a word that the detector's context rules start from (assignments, URLs
+# with a user, headers, PEM blocks, curl's -u, netrc, kubeconfig).
+_MAYBE_KEY = re.compile(
+    r"(?=[\w+/=.~-]*\d)(?=[\w+/=.~-]*[A-Za-z])[\w+/=.~-]{8,}|[\w+/=.~-]{20,}"
+    r"|pass|pwd|secret|token|key|auth|bearer|basic|cred|private|begin|://|@|\s-u\s|login|machine",
+    re.I,
+)
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether `text` could hold a credential, cheaply: False only for text that `secrets.find_secret` (which
+    takes tens of milliseconds to import) could not flag, so a hook imports it only when this is True.
+
+    >>> may_hold_secret("why do uploads retry twice?"), may_hold_secret("deploy with ghp_" + "x1" * 18)
+    (False, True)
+    """
+    return _MAYBE_KEY.search(text) is not None

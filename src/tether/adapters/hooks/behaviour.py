@@ -22,8 +22,7 @@ from tether.adapters.hooks.session import session_state
 from tether.errors import ValidationError
 from tether.model.limits import PROMPT_TAIL
 from tether.model.memory import Memory, normalize_path
-from tether.model.prompt import sanitize
-from tether.model.secrets import find_secret
+from tether.model.prompt import may_hold_secret, sanitize
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.evidence import memory_line
 from tether.store.base import Event, Query
@@ -142,9 +141,13 @@ def scan_notes(ws: Workspace) -> bool:
 
 def prompt(ws: Workspace, event: HookEvent) -> Reply:
     query = sanitize(event.prompt[-PROMPT_TAIL:])
+    if may_hold_secret(query):  # the detector takes tens of ms to import: only for a prompt that may need it
+        from tether.model.secrets import find_secret
+
+        query = "" if find_secret(query) else query  # the index keeps no credential, not even here
     with session_state(ws.store, event.session, ws.clock()) as state:
         state.turn += 1
-        state.query = "" if find_secret(query) else query  # the index keeps no credential, not even here
+        state.query = query
         touched = list(state.touched[-5:])
         turn = state.turn
     try:
