@@ -271,6 +271,7 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
     with session_state(ws.store, event.session, ws.clock()) as state:
         here: list[tuple[Memory, str]] = []  # unseen gotchas of the edited places
         whole: list[Memory] = []  # unseen gotchas of the edited files as a whole, the best few
+        listed = 0  # of them, not pinned (pinned ones pierce the cap)
         more = 0  # the rest of them: listed by the next edits, best first
         elsewhere = 0
         for gotchas in found:
@@ -280,10 +281,12 @@ def before_edit(ws: Workspace, event: HookEvent) -> Reply:
             for m in gotchas.file:
                 if m.id in state.seen or m in whole or any(m == o for o, _ in here):
                     continue
-                if m.pinned or sum(1 for w in whole if not w.pinned) < per_read:
-                    whole.append(m)
-                else:
+                if not m.pinned and listed >= per_read:
                     more += 1
+                    continue
+                whole.append(m)
+                if not m.pinned:
+                    listed += 1
             elsewhere += sum(1 for m in gotchas.elsewhere if m.id not in state.seen)
         unseen = [m for m, _ in here] + whole
         if not unseen:

@@ -16,6 +16,8 @@ from tether.workspace import Workspace
 
 if TYPE_CHECKING:
     from tether.anchors.locations import Location
+    from tether.anchors.resolve import FileView
+    from tether.model.anchor import Anchor
 
 # A gotcha anchored to lines this close to an edit (twice as far below it, as recall counts) is about the
 # place being edited: listed first, and what deny-once pauses for; one anchored to a symbol is when the edit
@@ -69,7 +71,7 @@ def gotchas_at(ws: Workspace, path: str, places: list[Location], query: str = ""
     anchored elsewhere in the file. Without a place every gotcha is about the whole file. Within each group
     (and among equally near ones) as `ranked_gotchas` orders them for `query`."""
     from tether.anchors.locations import gap
-    from tether.anchors.resolve import FileView, resolve
+    from tether.anchors.resolve import FileView
 
     out = Gotchas()
     found = ranked_gotchas(ws, path, query, [p for p in places if p.path == path])
@@ -80,8 +82,7 @@ def gotchas_at(ws: Workspace, path: str, places: list[Location], query: str = ""
     view = FileView.read(ws.root, path)
     near: list[tuple[float, Memory, str]] = []
     for memory in found:
-        anchors = [resolve(a, view).anchor for a in memory.anchors if a.path == path and not a.lost]
-        anchors = [a for a in anchors if not a.lost and a.lines is not None]
+        anchors = anchors_now(memory, view)
         if not anchors:
             out.file.append(memory)
             continue
@@ -108,7 +109,8 @@ def gotchas_read(ws: Workspace, path: str, query: str, lines: tuple[int, int] | 
     (`query`): with the lines read (`lines`), those anchored inside them are `here` (with where), those
     anchored elsewhere in the file `elsewhere`; the rest, and every gotcha of a whole-file read, are about the
     whole `file`."""
-    from tether.anchors.resolve import FileView, resolve
+    from tether.anchors.locations import gap
+    from tether.anchors.resolve import FileView
 
     found = ranked_gotchas(ws, path, query)
     out = Gotchas()
@@ -117,9 +119,8 @@ def gotchas_read(ws: Workspace, path: str, query: str, lines: tuple[int, int] | 
         return out
     view = FileView.read(ws.root, path)
     for memory in found:
-        anchors = [resolve(a, view).anchor for a in memory.anchors if a.path == path and not a.lost]
-        anchors = [a for a in anchors if not a.lost and a.lines is not None]
-        inside = [a for a in anchors if a.lines and a.lines[0] <= lines[1] and lines[0] <= a.lines[1]]
+        anchors = anchors_now(memory, view)
+        inside = [a for a in anchors if a.lines and gap(a.lines, lines)[0] == 0]
         if not anchors:
             out.file.append(memory)
         elif inside:
@@ -127,6 +128,13 @@ def gotchas_read(ws: Workspace, path: str, query: str, lines: tuple[int, int] | 
         else:
             out.elsewhere.append(memory)
     return out
+
+
+def anchors_now(memory: Memory, view: FileView) -> list[Anchor]:
+    """`memory`'s anchors on the file in `view`, resolved against it as it is now, those with lines: an anchor
+    stored as lost, or lost now, says nothing of where the gotcha is."""
+    found = [view.resolved(a).anchor for a in memory.anchors if a.path == view.path and not a.lost]
+    return [a for a in found if not a.lost and a.lines is not None]
 
 
 def gotcha_line(memory: Memory, where: str = "") -> str:
