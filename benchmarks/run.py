@@ -22,6 +22,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_embedders": ["--texts", "200", "--queries", "50", "--cold-runs", "1"],
     "bench_mcp": ["--runs", "2", "--memories", "100"],
     "bench_hints": ["--size", "1000", "--runs", "10"],
+    "bench_first_prompt": ["--size", "1000", "--runs", "10"],
 }
 
 

@@ -190,6 +190,7 @@ TESTED_IN = {
     "tether.adapters.install.specs": "test_install.py",
     "tether.adapters.install.tomlconf": "test_install.py",
     "tether.recall.block": "test_hooks.py",
+    "tether.recall.work": "test_hooks.py",
     "tether.resident.answers": "test_resident.py",
     "tether.resident.client": "test_resident.py",
     "tether.resident.command": "test_resident.py",

@@ -347,6 +347,34 @@ def test_touched_files_feed_the_next_prompt(repo: Path, ws: Workspace, home: Pat
     assert memory.id in context_of(done.stdout)
 
 
+def test_work_in_progress_feeds_a_sessions_first_prompt_when_the_prompt_is_about_it(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    upload = [
+        ws.add(f"upload.py {what}", category="gotcha", files=["src/app/upload.py"]).memory.id
+        for what in ("chunk size is 5 MB", "retries back off from 2 s", "keeps the last part in memory")
+    ]
+    deploy = ws.add("Deploys go exclusively through make ship-v2, never raw rsync", files=["docs/deploy.md"])
+
+    def first_prompt(session: str, prompt: str) -> set[str]:
+        event = claude("UserPromptSubmit", repo, session, prompt=prompt)
+        context = context_of(run_hook("claude", "UserPromptSubmit", event, repo, home).stdout)
+        return {mid for mid in [*upload, deploy.memory.id] if mid in context}
+
+    assert not set(upload) & first_prompt("clean", "now add tests")
+    (repo / "src/app/upload.py").write_text("def upload():\n    return 2\n", encoding="utf-8")
+    # A prompt that says nothing of its own: the work in the tree says what the session is about.
+    assert set(upload) <= first_prompt("vague", "now add tests")
+    # A prompt about other things: the work left in the tree does not take the slots of what it asks.
+    asked = first_prompt("elsewhere", "how do deploys work, with rsync?")
+    assert deploy.memory.id in asked and not set(upload) & asked
+    # A prompt about the work: the work's memories come.
+    about = first_prompt("about", "why do upload retries back off?")
+    assert set(upload) <= about
+    # Asked of git once a session: the clean session's next prompt keeps what its first one found.
+    assert not set(upload) & first_prompt("clean", "now add tests")
+
+
 def test_memory_tool_use_silences_hints(repo: Path, ws: Workspace, home: Path) -> None:
     ws.add("upload() must stream", category="gotcha", files=["src/app/upload.py"])
     run_hook(

@@ -11,7 +11,7 @@ import pytest
 
 from tether.repo.git import blob_id
 from tether.repo.sources import scan_sources
-from tether.repo.worktree import WorkTreeListing, list_work_tree
+from tether.repo.worktree import WorkTreeListing, in_progress, list_work_tree
 from tether.store.base import CachedImports
 
 
@@ -82,3 +82,32 @@ def test_the_scan_reading_while_git_compares_ends_where_a_scan_of_the_finished_l
     assert specs == {"a.py": ("c",), "b.py": (), "c.py": ("a",), "d.py": ("b",), "e.py": ("d",)}
     assert set(rows) == {"a.py", "d.py", "e.py"} and changed == {"a.py", "d.py", "e.py"}
     assert isinstance(rows["e.py"], CachedImports) and tree.files == ["a.py", "b.py", "c.py", "d.py", "e.py"]
+
+
+def test_work_in_progress_is_the_latest_changes_since_head(repo: Path) -> None:
+    committed = {"a.py": "1\n", "b.py": "1\n", "gone.py": "1\n", "sub/c.py": "1\n", ".tether/m.md": "1\n"}
+    write(repo, committed)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    assert in_progress(repo) == []  # a clean tree says nothing
+    write(repo, {"a.py": "2\n", "b.py": "2\n", "new.py": "1\n", "sub/c.py": "2\n", ".tether/m.md": "2\n"})
+    write(repo, {"fresh/e.py": "1\n"})  # a new directory is one "fresh/" entry: not a file
+    git(repo, "add", "b.py")  # staged counts as unstaged does
+    (repo / "gone.py").unlink()  # a deletion is nothing to work on
+    for age, rel in enumerate(["sub/c.py", "new.py", "b.py", "a.py"]):
+        os.utime(repo / rel, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    assert in_progress(repo) == ["sub/c.py", "new.py", "b.py", "a.py"]  # the latest first
+    assert in_progress(repo, most=2) == ["sub/c.py", "new.py"]
+    assert in_progress(repo, over=3) == []  # a sweep of more files says nothing about the session
+    assert in_progress(repo / "sub") == ["c.py"]  # relative to a root below the top, and inside it
+    assert in_progress(repo.parent / "elsewhere") == []  # not a directory git can read: nothing, no error
+
+
+def test_work_in_progress_of_a_repository_without_commits_is_its_untracked_files(repo: Path) -> None:
+    write(repo, {"a.py": "1\n"})
+    assert in_progress(repo) == ["a.py"]
+
+
+def test_work_in_progress_that_git_is_slow_to_list_is_none(repo: Path) -> None:
+    write(repo, {"a.py": "1\n"})
+    assert in_progress(repo, wait=0.0) == []  # past its wait a prompt goes without

@@ -45,6 +45,7 @@ from tether.model.memory import content_hash
 from tether.model.prompt import sanitize
 from tether.project import init_project
 from tether.recall import scoring
+from tether.recall.work import recall_with_work
 from tether.workspace import Workspace
 
 RecallFn = Callable[[Workspace, str, Sequence[str], Sequence[Hunk]], list[str]]
@@ -338,6 +339,38 @@ class TetherAfterRead:
                 else:
                     ids.extend(m.id for m in gotchas_for(ws, path))
             return self.prep.corpus_ids(list(dict.fromkeys(ids)), view.files)
+
+
+class TetherWork(TetherGotchas):
+    """A session's first prompt with work in progress in the tree (`tether.recall.work`), scored in prompt
+    mode: the work is the task's own first five files (`own`) or the previous task's (`previous`: work left
+    in the tree that the prompt is not about, most of the time). The checkout stays at C1, as in prompt mode."""
+
+    def __init__(self, scenario: str) -> None:
+        super().__init__(f"tether:work-{scenario}", modes=("prompt",))
+        self.scenario = scenario
+        self.work: dict[str, tuple[str, ...]] = {}
+
+    def prepare(self, corpus: GotchaCorpus) -> None:
+        super().prepare(corpus)
+        before: tuple[str, ...] = ()
+        for task in corpus.tasks:  # in the order of history
+            self.work.setdefault(task.query, tuple(task.files[:5]) if self.scenario == "own" else before[:5])
+            before = tuple(task.files)
+
+    def retrieve(self, view: GotchaView, mode: str) -> list[str]:
+        assert self.prep is not None
+        work = self.work.get(view.query, ())
+        result = recall_with_work(self.prep.ws.recaller(), view.query, list(work), record=False)
+        return self.prep.corpus_ids([r.memory.id for r in result.memories], work)
+
+
+def work_own() -> TetherWork:
+    return TetherWork("own")
+
+
+def work_previous() -> TetherWork:
+    return TetherWork("previous")
 
 
 def after_read() -> TetherAfterRead:

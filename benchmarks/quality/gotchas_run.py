@@ -101,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="score only the --retriever systems")
     parser.add_argument("--against", action="append", help="baselines for the paired differences")
+    parser.add_argument(
+        "--main",
+        action="append",
+        help="the systems whose paired differences are printed (a --retriever's name; default: tether)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus even if data/ has it")
     parser.add_argument("--out", help="also write the tables to this markdown file")
     args = parser.parse_args(argv)
@@ -149,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             rest = [m for m in modes if best.get(m) != b]
             if rest:
                 against.append((b, rest))
-    parts.append(paired(results, main_system, against))
+    for system in args.main or [main_system]:
+        parts.append(paired(results, system, against))
     parts.append(f"Strongest baseline by pooled Recall@3, all tasks: {best}.")
     elapsed = time.perf_counter() - started
     parts.append(f"Run time: {elapsed:.0f}s ({', '.join(timing)}).")

@@ -40,8 +40,9 @@ from tether.lifecycle.housekeeping import refresh_repo
 from tether.project import init_project
 from tether.recall import scoring
 from tether.recall.block import FOOTER, HEADER
-from tether.recall.evidence import CHANNELS
+from tether.recall.evidence import CHANNELS, RecallResult
 from tether.recall.recaller import Recaller
+from tether.recall.work import recall_with_work
 from tether.store.base import Query
 from tether.workspace import Workspace
 
@@ -152,6 +153,14 @@ class Project:
             channels=channels,
             require_evidence=require_evidence,
         )
+        return self._mapped(result)
+
+    def recall_with_work(self, query: str, work: Sequence[str]) -> Recall:
+        """A session's first prompt with `work` changed in the tree, as the prompt hook makes it
+        (`tether.recall.work`), nothing recorded."""
+        return self._mapped(recall_with_work(self.ws.recaller(), query, list(work), record=False))
+
+    def _mapped(self, result: RecallResult) -> Recall:
         memories = [r.memory.id for r in result.memories]
         return Recall(
             [self.by_memory.get(mid, mid) for mid in memories],

@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="score only the --retriever systems")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus even if data/ has it")
+    parser.add_argument(
+        "--against",
+        action="append",
+        help="also print every other system's paired Recall@3 difference against this one (a --retriever's name)",
+    )
     parser.add_argument("--judged", action="store_true", help="also score against the hand-judged labels")
     parser.add_argument("--online", action="store_true", help="also replay the dev tasks with feedback")
     parser.add_argument("--no-trap", action="store_true", help="skip the trap scenario at the end")
@@ -141,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         print(against_strongest(results, baselines, systems))
         print()
         print(against_each(results, baselines, systems, "all" if len(names) > 1 else names[0]))
+    for name in args.against or ():
+        others = [s for s in systems if s != name]
+        for repo in ["all", *names] if len(names) > 1 else names:
+            print()
+            print(against_each(results, [name], others, repo))
     print()
     print(token_table([r for r in runs if r.repo == ("all" if len(names) > 1 else names[0])], systems))
     print()

@@ -385,3 +385,36 @@ def dir_specific() -> TetherRetriever:
 
 def rule_scope_only() -> TetherRetriever:
     return TetherRetriever("tether:rule-scope", recaller=RuleScopeRecaller)
+
+
+class WorkInProgressRetriever(TetherRetriever):
+    """A session's first prompt with work in progress in the tree, as the prompt hook makes it
+    (`tether.recall.work`), scored in prompt mode. The work is the task's own first five files (`own`: the
+    session resumes the change the task is) or the previous task's (`previous`: work left in the tree that
+    the prompt is not about, most of the time)."""
+
+    def __init__(self, scenario: str) -> None:
+        super().__init__(f"tether:work-{scenario}")
+        self.scenario = scenario
+        self.work: dict[str, tuple[str, ...]] = {}
+
+    def prepare(self, corpus: Corpus) -> None:
+        super().prepare(corpus)
+        before: tuple[str, ...] = ()
+        for task in corpus.tasks:  # in the order of history
+            self.work.setdefault(task.query, task.files[:5] if self.scenario == "own" else before[:5])
+            before = task.files
+
+    def retrieve(self, task: TaskView, mode: str) -> list[str]:
+        assert self.project is not None
+        result = self.project.recall_with_work(task.query, self.work.get(task.query, ()))
+        self.last_block = result.block(self.project.limit)
+        return result.ids
+
+
+def work_own() -> TetherRetriever:
+    return WorkInProgressRetriever("own")
+
+
+def work_previous() -> TetherRetriever:
+    return WorkInProgressRetriever("previous")

@@ -178,6 +178,7 @@ def _context(index: StartIndex, root: str, notes: list[str], home: str, session:
         "hints": 0,
         "tools_used": False,
         "query": "",
+        "in_progress": None,
     }
     if not index.start_session(session, fresh, iso(now), list(seen)):
         return None

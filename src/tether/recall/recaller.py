@@ -136,13 +136,19 @@ class Recaller:
             used += cost
             slots += 1
             chosen.append(recalled)
-        if record and chosen:
+        result = RecallResult(query, touched, chosen, len(ordered))
+        if record:
+            self.record(result, session, turn)
+        return result
+
+    def record(self, result: RecallResult, session: str | None, turn: int | None) -> None:
+        """Record that `result`'s memories surfaced (a recall made with `record=False`, then chosen)."""
+        if result.memories:
             now = self.clock()
             self.store.record(
                 Event(r.memory.id, "surfaced", now, session, turn, {"receipt": r.receipt, "score": r.score})
-                for r in chosen
+                for r in result.memories
             )
-        return RecallResult(query, touched, chosen, len(ordered))
 
     def search(
         self,

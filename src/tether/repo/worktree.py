@@ -8,19 +8,55 @@ scan can read the files whose blob changed meanwhile.
 
     listing = WorkTreeListing(root)     # both started; `paths` and `staged` are there
     tree = listing.result()             # the `WorkTree`, once `--modified` is in
+
+`in_progress` names the work in progress: the files changed since HEAD, latest first, for a session's first
+prompt, before the agent has touched anything.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.errors import TetherError
 from tether.repo.git import TETHER_DIR, finish, git, split_z, start
 
 _STAGE = re.compile(r"[0-7]{6} ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t")
 _MODIFIED = ("ls-files", "-z", "--modified")
+# Changed since HEAD (staged or not, deletions left out) and untracked (a new directory as one "dir/" entry,
+# not listed file by file), both relative to the root and inside it, tether's notes left out (not stat'ed:
+# thousands of notes would cost more than the code).
+_OUTSIDE_NOTES = ("--", ".", f":(exclude){TETHER_DIR}")
+_CHANGED = (
+    "diff",
+    "--name-only",
+    "-z",
+    "--relative",
+    "--no-renames",
+    "--diff-filter=d",
+    "HEAD",
+    *_OUTSIDE_NOTES,
+)
+_UNTRACKED = (
+    "ls-files",
+    "-z",
+    "--others",
+    "--exclude-standard",
+    "--directory",
+    "--no-empty-directory",
+    *_OUTSIDE_NOTES,
+)
+# A session's first prompt takes the latest few (as many as the session's own touched files it passes later);
+# more changed files than a task of the quality evaluation may touch is a sweep (a rename, a reformat, a
+# dependency bump), which says nothing about what the session is about.
+IN_PROGRESS_MOST = 5
+IN_PROGRESS_OVER = 30
+# What a session's first prompt waits for git at most: a tree of some thousands of files answers in tens of
+# ms (benchmarks/bench_first_prompt.py); a giant one, or a machine under load, goes without.
+IN_PROGRESS_WAIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -85,3 +121,39 @@ class WorkTreeListing:
 def list_work_tree(root: Path) -> WorkTree:
     """`list_files` in git, with the blob ids of the files whose work-tree content is the index's."""
     return WorkTreeListing(root).result()
+
+
+def in_progress(
+    root: Path, most: int = IN_PROGRESS_MOST, over: int = IN_PROGRESS_OVER, wait: float = IN_PROGRESS_WAIT
+) -> list[str]:
+    """The work tree's changes since HEAD: files modified, staged, added or untracked (not ignored; `.tether/`
+    left out), relative to `root`, the latest modified first, at most `most`; none when more than `over`
+    changed, and none outside git, when git cannot say, or when it takes more than `wait` seconds (a hint
+    for a prompt, never an error nor a wait)."""
+    import subprocess
+
+    started: list[subprocess.Popen[bytes]] = []
+    paths: set[str] = set()
+    deadline = time.monotonic() + wait
+    try:
+        started.extend(start(root, args) for args in (_CHANGED, _UNTRACKED))
+        for proc in started:
+            out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            if proc.returncode == 0:  # without commits there is no HEAD to diff: the untracked files remain
+                paths.update(p for p in split_z(out) if not p.endswith("/"))  # "dir/": a new directory
+    except (TetherError, subprocess.TimeoutExpired):
+        return []
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    if not paths or len(paths) > over:
+        return []
+    changed: list[tuple[int, str]] = []
+    for path in paths:
+        try:
+            changed.append((os.stat(root / path).st_mtime_ns, path))
+        except OSError:
+            continue  # gone since git listed it
+    return [path for _, path in sorted(changed, key=lambda c: (-c[0], c[1]))[:most]]

@@ -25,6 +25,8 @@ from tether.model.memory import Memory, normalize_path
 from tether.model.prompt import may_hold_secret, sanitize
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.evidence import memory_line
+from tether.recall.work import recall_with_work
+from tether.repo.worktree import in_progress
 from tether.store.base import Event, Query
 from tether.workspace import Workspace
 
@@ -149,22 +151,35 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         state.turn += 1
         state.query = query
         touched = list(state.touched[-5:])
+        found = state.in_progress
         turn = state.turn
+    work = found
+    if not touched and ws.root is not None:
+        # Nothing touched yet (a session's first prompts): the work in progress in the tree may say what the
+        # session is about, as the files it touches do later. Asked of git once a session.
+        work = in_progress(ws.root) if work is None else work
     try:
-        result = ws.recaller().recall(event.prompt[-PROMPT_TAIL:], touched, session=event.session, turn=turn)
+        text = event.prompt[-PROMPT_TAIL:]
+        if touched or not work:
+            result = ws.recaller().recall(text, touched, session=event.session, turn=turn)
+        else:
+            files = [str(ws.root / path) for path in work] if ws.root is not None else []
+            result = recall_with_work(ws.recaller(), text, files, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)
     finally:
         warm_up(ws)  # the warm process may have gone idle during a long pause in the session
         build_map_if_missing(ws)
+    if result.memories or work != found:
+        with session_state(ws.store, event.session, ws.clock()) as state:
+            state.in_progress = work
+            for r in result.memories:
+                state.seen[r.memory.id] = state.turn
     if not result.memories:
         if ws.store.count(Query()) == 0:
             return Reply(FALLBACK)
         return Reply()
-    with session_state(ws.store, event.session, ws.clock()) as state:
-        for r in result.memories:
-            state.seen[r.memory.id] = state.turn
     return Reply(block([r.line() for r in result.memories]))
 
 

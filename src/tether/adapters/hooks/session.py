@@ -30,6 +30,9 @@ class SessionState:
     # What the latest prompt asks (`tether.model.prompt.sanitize`: at most a few hundred characters, empty when
     # it held a credential): a read's hint ranks the file's gotchas by it.
     query: str = ""
+    # The work in progress when the session's first prompt came (`tether.repo.worktree.in_progress`; None
+    # until then): the touched files of its prompts until the agent touches some.
+    in_progress: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys other writers keep here (the MCP server's)
 
     def touch(self, paths: list[str]) -> None:
