@@ -4,7 +4,8 @@
 
 Before the agent touches anything, the prompt hook asks git for the work tree's changes since HEAD
 (`repo.worktree.in_progress`: a `git diff` and a `git ls-files --others`, side by side) and recalls with the
-latest few as the touched files. A project of `--size` memories (bench_hooks' generated notes over size/5
+latest few as the touched files when the prompt is about them (`recall.work.recall_with_work`: two or three
+recalls, with the work and without). A project of `--size` memories (bench_hooks' generated notes over size/5
 files), all committed, then `--changed` files edited. One warm `Workspace` (what the resident process that
 answers the hooks keeps); each call timed in turn (a load spike on this shared machine lands on all of them).
 Prints medians in ms and the ratios to the prompt's recall without files (what the hook did before).
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hooks import build
 
+from tether.recall.work import recall_with_work
 from tether.repo.worktree import in_progress
 from tether.workspace import Workspace
 
@@ -60,8 +62,8 @@ def main() -> None:
             calls: dict[str, Callable[[], object]] = {
                 "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),
                 "work in progress (git)": lambda: in_progress(root),
-                "prompt recall with it (now)": lambda: ws.recall(
-                    PROMPT, [str(root / p) for p in in_progress(root)], record=False
+                "the first prompt's recall with it (now)": lambda: recall_with_work(
+                    ws.recaller(), PROMPT, [str(root / p) for p in in_progress(root)], record=False
                 ),
             }
             for call in calls.values():

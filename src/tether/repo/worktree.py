@@ -45,6 +45,7 @@ _UNTRACKED = (
     "-z",
     "--others",
     "--exclude-standard",
+    f"--exclude={TETHER_DIR}",  # an exclude pattern is not walked into; a pathspec's exclusion still is
     "--directory",
     "--no-empty-directory",
     *_OUTSIDE_NOTES,
