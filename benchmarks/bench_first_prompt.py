@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_hooks import build
+from bench_hooks import build, interleaved
 
 from tether.recall.work import recall_with_work
 from tether.repo.worktree import in_progress
@@ -66,14 +66,9 @@ def main() -> None:
                     ws.recaller(), PROMPT, [str(root / p) for p in in_progress(root)], record=False
                 ),
             }
-            for call in calls.values():
-                call()  # warm: the index's caches, the repo map, git's index stat
-            samples: dict[str, list[float]] = {name: [] for name in calls}
-            for _ in range(args.runs):
-                for name, call in calls.items():
-                    start = time.perf_counter()
-                    call()
-                    samples[name].append(time.perf_counter() - start)
+            samples = interleaved(
+                calls, args.runs
+            )  # warmed first: the index's caches, the repo map, git's index stat
     before = statistics.median(samples["prompt recall, no files (before)"]) * 1000
     print(
         f"{args.size:,} memories over {len(files):,} committed files, {args.changed} changed; {args.runs} runs "

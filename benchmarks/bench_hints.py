@@ -16,14 +16,13 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_hooks import WORDS, build
+from bench_hooks import WORDS, build, interleaved
 
 from tether.adapters.hooks.gotchas import gotchas_for, gotchas_read
 from tether.workspace import Workspace
@@ -62,14 +61,9 @@ def main() -> None:
             for count, path in paths.items():
                 calls[f"{count} gotchas, by age"] = lambda path=path: gotchas_for(ws, path)
                 calls[f"{count} gotchas, ranked"] = lambda path=path: gotchas_read(ws, path, PROMPT)
-            for call in calls.values():
-                call()  # warm: the index's caches, the embedder, the repo map
-            samples: dict[str, list[float]] = {name: [] for name in calls}
-            for _ in range(args.runs):
-                for name, call in calls.items():
-                    start = time.perf_counter()
-                    call()
-                    samples[name].append(time.perf_counter() - start)
+            samples = interleaved(
+                calls, args.runs
+            )  # warmed first: the index's caches, the embedder, the repo map
     recall = median_ms(samples["prompt recall"])
     print(f"{args.size:,} memories, {args.runs} runs each, interleaved; medians (ms):\n")
     print("| call | ms | x by age | x prompt recall |")

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tether.model.memory import Memory, new_id
@@ -69,6 +70,20 @@ def timed(argv: list[str], stdin: str, cwd: Path, env: dict[str, str], runs: int
         subprocess.run(argv, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, check=True)
         out.append(time.perf_counter() - start)
     return out
+
+
+def interleaved(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, list[float]]:
+    """Each call once to warm it, then `runs` rounds of every call in turn, timed (seconds): a load spike on a
+    shared machine lands on all of them, so their ratios hold where their times do not."""
+    for call in calls.values():
+        call()
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(runs):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            samples[name].append(time.perf_counter() - start)
+    return samples
 
 
 def pct(values: list[float], q: float) -> float:
