@@ -79,6 +79,7 @@ def test_add_supersedes(repo: Path, tether: Tether) -> None:
         (["get", "nope"], 1, "8 hex characters"),
         (["rm", "0000ffff"], 1, "no memory 0000ffff"),
         (["search", "x", "--limit", "0"], 2, "--limit"),
+        (["recall", "--work", "-f", "src/app/upload.py"], 2, "give --work or --file, not both"),
     ],
 )
 def test_errors_and_exit_codes(repo: Path, tether: Tether, args: list[str], code: int, message: str) -> None:
@@ -87,6 +88,22 @@ def test_errors_and_exit_codes(repo: Path, tether: Tether, args: list[str], code
     assert message in run.err
     assert "Traceback" not in run.err
     assert note_files(repo) == [] and index_ids(repo) == set()
+
+
+def test_recall_as_a_first_prompt_takes_the_work_in_progress_when_the_prompt_is_about_it(
+    repo: Path, tether: Tether
+) -> None:
+    mid = str(add_json(tether, "upload.py chunk size is 5 MB", "-f", "src/app/upload.py")["id"])
+    plain = tether("recall", "-p", "now add tests", "--work", "--no-record", "--json")
+    assert plain.code == 0 and json.loads(plain.out)["memories"] == []  # a clean tree: nothing in progress
+    (repo / "src/app/upload.py").write_text("def upload():\n    return 2\n", encoding="utf-8")
+    run = tether("recall", "-p", "now add tests", "--work", "--no-record")
+    assert run.code == 0 and mid in run.out
+    assert "work in progress: src/app/upload.py (used)" in run.err
+    alone = tether(
+        "recall", "-p", "now add tests", "--no-record", "--json"
+    )  # without --work: the prompt alone
+    assert json.loads(alone.out)["memories"] == []
 
 
 def test_add_outside_a_project_says_run_init(

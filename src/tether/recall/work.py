@@ -26,15 +26,20 @@ def recall_with_work(
     session: str | None = None,
     turn: int | None = None,
     record: bool = True,
+    limit: int | None = None,
+    budget: int | None = None,
 ) -> RecallResult:
     """A prompt's recall with `work` (the files changed in the tree, `tether.repo.worktree.in_progress`) as the
     touched files when the prompt is about it: some memory the work would inject is among the prompt's own ten
     best, or the prompt alone finds nothing. Otherwise the prompt alone: work left in the tree that is not what
     the prompt asks about must not take the slots of what it asks (the file-tied evaluation's dev tasks with the
     previous commit's files in the tree: 0.033 Recall@3 against the prompt's 0.285). `record`: whether the
-    memories returned are recorded as surfaced (a static evaluation records nothing)."""
+    memories returned are recorded as surfaced (a static evaluation records nothing); `limit`, `budget`: the
+    injection's, as `Recaller.recall` takes them."""
     if work:
-        both = recaller.recall(prompt, work, session=session, turn=turn, record=False)
+        both = recaller.recall(
+            prompt, work, session=session, turn=turn, limit=limit, budget=budget, record=False
+        )
         alone = recaller.recall(
             prompt, [], session=session, turn=turn, limit=AGREE_DEPTH, budget=UNBUDGETED, record=False
         )
@@ -43,4 +48,4 @@ def recall_with_work(
             if record:
                 recaller.record(both, session, turn)
             return both
-    return recaller.recall(prompt, [], session=session, turn=turn, record=record)
+    return recaller.recall(prompt, [], session=session, turn=turn, limit=limit, budget=budget, record=record)

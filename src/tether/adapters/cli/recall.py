@@ -61,6 +61,12 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
 @click.option("--limit", "-k", type=click.IntRange(0, 50), help="Most memories (default: recall.limit).")
 @click.option("--budget", type=click.IntRange(0), help="Most characters (default: recall.budget).")
 @click.option("--no-record", is_flag=True, help="Dry run: do not count this as a surfacing.")
+@click.option(
+    "--work",
+    is_flag=True,
+    help="As a session's first prompt: the files changed since HEAD stand for the touched files when the prompt "
+    "is about them (what the prompt hook does before the agent touches a file).",
+)
 @json_option
 def recall(
     prompt: str,
@@ -70,14 +76,32 @@ def recall(
     limit: int | None,
     budget: int | None,
     no_record: bool,
+    work: bool,
     as_json: bool,
 ) -> None:
     """What an agent would be given for this prompt and these files, with receipts."""
-
+    if work and files:
+        raise click.UsageError("--work stands for the touched files: give --work or --file, not both")
     with workspace(require_project=False) as ws:
-        result = ws.recaller().recall(
-            prompt, files, session=session, turn=turn, limit=limit, budget=budget, record=not no_record
-        )
+        options: dict[str, Any] = {"session": session, "turn": turn, "limit": limit, "budget": budget}
+        if work and ws.root is not None:
+            from tether.recall.work import recall_with_work
+            from tether.repo.worktree import in_progress
+
+            changed = in_progress(ws.root)
+            result = recall_with_work(
+                ws.recaller(), prompt, [str(ws.root / p) for p in changed], record=not no_record, **options
+            )
+            if not as_json:  # JSON says it in `files`: the touched files the recall took
+                how = "used" if result.files else "not used: the prompt is not about it"
+                echo(
+                    f"work in progress: {', '.join(changed)} ({how})"
+                    if changed
+                    else "work in progress: none",
+                    err=True,
+                )
+        else:
+            result = ws.recaller().recall(prompt, files, record=not no_record, **options)
         note_outside_project(ws)
     if as_json:
         emit(result.to_json())
