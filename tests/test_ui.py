@@ -470,6 +470,18 @@ def test_the_recall_playground_records_no_surfacing(ui: UI) -> None:
         assert ws.store.telemetry([mid]) == {}
 
 
+def test_the_recall_playground_asks_as_a_first_prompt_with_the_work_in_progress(ui: UI) -> None:
+    mid = add(ui, "Upload retries three times with backoff", category="gotcha", files=[UPLOAD])
+    (ui.repo / UPLOAD).write_text("def upload():\n    return 2\n", encoding="utf-8")
+    page = ui.client.get("/recall?prompt=now+add+tests&work=1").text
+    assert mid in page and f"work in progress: {UPLOAD} (used)" in page
+    assert 'name="work" value="1" checked' in page
+    alone = ui.client.get("/recall?prompt=now+add+tests").text  # not asked: the prompt alone
+    assert "Nothing would be injected" in alone and 'id="work"' not in alone
+    with ui.ws() as ws:
+        assert ws.store.telemetry([mid]) == {}
+
+
 # -- what the pages are made of ----------------------------------------------------------------------------
 
 

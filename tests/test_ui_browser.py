@@ -379,6 +379,23 @@ def test_recall_playground_shows_the_block_and_records_nothing(
     assert server.events() == before
 
 
+def test_recall_playground_asks_as_a_first_prompt_with_the_work_in_progress(
+    server: Server, page: tuple[Any, Watch]
+) -> None:
+    tab, _ = page
+    mid = server.add("Upload retries need an idempotency key", category="gotcha", files=[UPLOAD])
+    (server.repo / UPLOAD).write_text("def upload():\n    return 2\n", encoding="utf-8")
+    before = server.events()
+    tab.click('nav a:has-text("Recall")')
+    tab.fill('textarea[name="prompt"]', "now add tests")
+    tab.check('input[name="work"]')
+    tab.click('button:has-text("Recall")')
+    tab.wait_for_selector("#work")
+    assert tab.inner_text("#work") == f"work in progress: {UPLOAD} (used)"
+    assert mid in tab.inner_text("#block") and tab.is_checked('input[name="work"]')
+    assert server.events() == before
+
+
 def test_stats_are_svg_charts(server: Server, page: tuple[Any, Watch]) -> None:
     tab, _ = page
     mid = server.add("Stats fact about the queue", category="decision", files=["Makefile"])

@@ -294,11 +294,12 @@ class UI:
         q = request.query_params
         prompt = q.get("prompt", "")
         files = [f.strip() for f in q.getlist("file") if f.strip()]
+        work = q.get("work") == "1"
         result = None
         if prompt.strip() or files:
-            result = await run_in_threadpool(self.core.playground, prompt, files)
+            result = await run_in_threadpool(self.core.playground, prompt, files, work)
         repo_files = await run_in_threadpool(self.core.repo_files)
-        body = playground.playground_page(prompt, files, repo_files, result)
+        body = playground.playground_page(prompt, files, repo_files, result, work)
         return self.render(request, "Recall", body, active="/recall")
 
 

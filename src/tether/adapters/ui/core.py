@@ -447,17 +447,26 @@ class UICore:
 
     # -- recall playground ------------------------------------------------------------------------
 
-    def playground(self, prompt: str, files: Sequence[str]) -> Playground:
-        """What the prompt hook would inject for `prompt` and `files`, and why, recording nothing.
+    def playground(self, prompt: str, files: Sequence[str], work: bool = False) -> Playground:
+        """What the prompt hook would inject for `prompt` and `files`, and why, recording nothing. `work`
+        (without files): as a session's first prompt, the work in progress in the tree standing for the
+        touched files when the prompt is about it (`tether.recall.work`).
 
         The injected memories come from `Recaller.recall(record=False)`; the runners-up from the same
         ranking without the evidence gate and budget; each with `Recaller.explain`."""
         from tether.recall.evidence import receipt
+        from tether.recall.work import recall_with_work
+        from tether.repo.worktree import in_progress
 
         with self._use() as ws:
             before = _surfacings(ws)
             recaller = ws.recaller()
-            result = recaller.recall(prompt, list(files), record=False)
+            changed = in_progress(ws.root) if work and not files and ws.root is not None else None
+            if changed is not None and ws.root is not None:
+                result = recall_with_work(recaller, prompt, [str(ws.root / p) for p in changed], record=False)
+                files = result.files  # the touched files it took: the work's, or none
+            else:
+                result = recaller.recall(prompt, list(files), record=False)
             injected = [r.memory.id for r in result.memories]
             wider = recaller.recall(
                 prompt,
@@ -489,7 +498,7 @@ class UICore:
             after = _surfacings(ws)
         injected_block = block([r.line() for r in result.memories])
         return Playground(
-            result.query, result.files, injected_block, explained, result.candidates, before, after
+            result.query, result.files, injected_block, explained, result.candidates, before, after, changed
         )
 
     def repo_files(self, limit: int = 5000) -> list[str]:

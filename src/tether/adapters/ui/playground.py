@@ -11,7 +11,9 @@ from tether.adapters.ui.layout import badges
 FILE_FIELDS = 4
 
 
-def playground_page(prompt: str, files: list[str], repo_files: list[str], result: Playground | None) -> Html:
+def playground_page(
+    prompt: str, files: list[str], repo_files: list[str], result: Playground | None, work: bool = False
+) -> Html:
     inputs = join(
         html(
             '<input type="text" name="file" list="repo-files" value="{}" placeholder="path/from/repo/root.py" aria-label="touched file {}">',
@@ -27,10 +29,14 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
         '<form method="get" action="/recall" class="playground">'
         '<label>Prompt <textarea name="prompt" rows="3" class="wide" placeholder="why does upload retry?">{}</textarea></label>'
         '<fieldset class="files"><legend>Touched files</legend>{}</fieldset>'
+        '<label><input type="checkbox" name="work" value="1"{}> Without touched files, as a session\'s first '
+        "prompt: the work in progress in the tree (files changed since HEAD) stands for them when the prompt is "
+        "about it</label>"
         '<datalist id="repo-files">{}</datalist>'
         '<button type="submit">Recall</button></form>',
         prompt,
         inputs,
+        Html(" checked") if work else Html(""),
         datalist,
     )
     if result is None:
@@ -45,7 +51,7 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
     cards = join(card(e) for e in result.explained)
     return html(
         '{}<section class="result"><h2>Injected block</h2><p class="muted">query after sanitizing: <code>{}</code> · files: {} · '
-        "{} candidates ranked · surfacings recorded before {} and after {}{}</p>{}"
+        "{} candidates ranked · surfacings recorded before {} and after {}{}{}</p>{}"
         '<h2>Score breakdown</h2><div class="cards">{}</div></section>',
         form,
         result.query or "(none)",
@@ -54,9 +60,20 @@ def playground_page(prompt: str, files: list[str], repo_files: list[str], result
         result.surfaced_before,
         result.surfaced_after,
         " (unchanged)" if result.surfaced_before == result.surfaced_after else "",
+        work_note(result),
         block,
         cards or html('<p class="empty">No candidate at all.</p>'),
     )
+
+
+def work_note(result: Playground) -> Html:
+    """Which files were in progress, and whether the recall took them (asked as a session's first prompt)."""
+    if result.work is None:
+        return Html("")
+    if not result.work:
+        return html('<br><span id="work">work in progress: none</span>')
+    how = "used" if result.files else "not used: the prompt is not about it"
+    return html('<br><span id="work">work in progress: {} ({})</span>', ", ".join(result.work), how)
 
 
 def card(e: Any) -> Html:

@@ -116,6 +116,8 @@ class Playground:
     candidates: int
     surfaced_before: int
     surfaced_after: int
+    # Asked as a session's first prompt: the files changed since HEAD (None when not asked, or files were given).
+    work: list[str] | None = None
 
 
 def follow_through(tel: Telemetry) -> float | None:
