@@ -454,7 +454,6 @@ class UICore:
 
         The injected memories come from `Recaller.recall(record=False)`; the runners-up from the same
         ranking without the evidence gate and budget; each with `Recaller.explain`."""
-        from tether.recall.evidence import receipt
         from tether.recall.work import recall_with_work
         from tether.repo.worktree import in_progress
 
@@ -477,24 +476,10 @@ class UICore:
                 require_evidence=False,
             )
             ids = list(dict.fromkeys([*injected, *(r.memory.id for r in wider.memories)]))
-            explained = []
-            for mid in ids:
-                c, rank = recaller.explain(mid, prompt, list(files))
-                assert c.memory is not None
-                breakdown = c.breakdown()
-                explained.append(
-                    Explained(
-                        memory=c.memory,
-                        injected=mid in injected,
-                        rank=rank,
-                        score=c.score,
-                        receipt=receipt(c),
-                        rank_credit=breakdown["rank_credit"],
-                        magnitudes=breakdown["magnitudes"],
-                        multiplier=c.multiplier,
-                        evidence=breakdown["evidence"],
-                    )
-                )
+            explained = [
+                Explained.of(*recaller.explain(mid, prompt, list(files)), injected=mid in injected)
+                for mid in ids
+            ]
             after = _surfacings(ws)
         injected_block = block([r.line() for r in result.memories])
         return Playground(

@@ -9,6 +9,7 @@ from typing import Any
 from tether.model.anchor import Anchor
 from tether.model.memory import Memory, to_dict
 from tether.notes.pending import Request
+from tether.recall.evidence import Candidate
 from tether.store.base import Event, Telemetry
 
 
@@ -105,6 +106,25 @@ class Explained:
     magnitudes: dict[str, float]
     multiplier: float
     evidence: dict[str, Any]
+
+    @classmethod
+    def of(cls, c: Candidate, rank: int | None, injected: bool) -> Explained:
+        """One candidate's breakdown as `Recaller.explain` gave it."""
+        from tether.recall.evidence import receipt
+
+        assert c.memory is not None
+        parts = c.breakdown()
+        return cls(
+            memory=c.memory,
+            injected=injected,
+            rank=rank,
+            score=c.score,
+            receipt=receipt(c),
+            rank_credit=parts["rank_credit"],
+            magnitudes=parts["magnitudes"],
+            multiplier=c.multiplier,
+            evidence=parts["evidence"],
+        )
 
 
 @dataclass
