@@ -34,3 +34,5 @@ def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: 
     assert (
         "It retries the same edit: allowed\n   (tether hook claude PreToolUse)\n   (nothing injected)" in out
     )
+    resumed = out.split("A third session starts on uncommitted work")[1].split("\n# 4.")[0]
+    assert "API errors use the ApiError envelope" in resumed and "via dir(src/api/)" in resumed

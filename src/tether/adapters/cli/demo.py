@@ -178,6 +178,16 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
         },
     }
     hook("PreToolUse", receipt, "Then it edits receipt(): the gotcha anchored there lands, once")
+    (repo / "src/api/errors.py").write_text(
+        "class ApiError(Exception):\n    status = 500\n", encoding="utf-8"
+    )
+    session = "demo-session-3"
+    hook(
+        "UserPromptSubmit",
+        {"prompt": "Let's pick this up where I left off."},
+        "A third session starts on uncommitted work in src/api/errors.py: its first prompt says nothing of its "
+        "own, so the work in the tree stands for the touched files",
+    )
 
     echo("\n# 4. Why did a memory surface? Receipts and the full breakdown")
     sh(*tether, "explain", ids[_MEMORIES[2][0]], "--file", "src/billing/refund.py", show=True)
