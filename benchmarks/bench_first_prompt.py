@@ -63,7 +63,7 @@ def main() -> None:
                 "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),
                 "work in progress (git)": lambda: in_progress(root),
                 "the first prompt's recall with it (now)": lambda: recall_with_work(
-                    ws.recaller(), PROMPT, [str(root / p) for p in in_progress(root)], record=False
+                    ws.recaller(), PROMPT, in_progress(root), record=False
                 ),
             }
             samples = interleaved(

@@ -1,7 +1,7 @@
 """A session's first prompts, before the agent has touched anything: the work in progress in the tree stands for
 the touched files when the prompt is about it (DESIGN §5).
 
-    recall_with_work(ws.recaller(), "continue with the retries", ["src/upload.py"], session=s, turn=1)
+    recall_with_work(ws.recaller(), "continue with the retries", in_progress(ws.root), session=s, turn=1)
 """
 
 from __future__ import annotations
@@ -30,16 +30,17 @@ def recall_with_work(
     limit: int | None = None,
     budget: int | None = None,
 ) -> RecallResult:
-    """A prompt's recall with `work` (the files changed in the tree, `tether.repo.worktree.in_progress`) as the
-    touched files when the prompt is about it: some memory the work would inject is among the prompt's own ten
+    """A prompt's recall with `work` (the files changed in the tree, relative to the project's root, as
+    `tether.repo.worktree.in_progress` lists them, whatever directory the agent runs in) as the touched files when the prompt is about it: some memory the work would inject is among the prompt's own ten
     best, or the prompt alone finds nothing. Otherwise the prompt alone: work left in the tree that is not what
     the prompt asks about must not take the slots of what it asks (the file-tied evaluation's dev tasks with the
     previous commit's files in the tree: 0.033 Recall@3 against the prompt's 0.285). `record`: whether the
     memories returned are recorded as surfaced (a static evaluation records nothing); `limit`, `budget`: the
     injection's, as `Recaller.recall` takes them."""
-    if work:
+    if work and recaller.root is not None:
+        touched = [str(recaller.root / path) for path in work]
         both = recaller.recall(
-            prompt, work, session=session, turn=turn, limit=limit, budget=budget, record=False
+            prompt, touched, session=session, turn=turn, limit=limit, budget=budget, record=False
         )
         alone = recaller.recall(
             prompt, [], session=session, turn=turn, limit=AGREE_DEPTH, budget=UNBUDGETED, record=False
@@ -50,3 +51,13 @@ def recall_with_work(
                 recaller.record(both, session, turn)
             return both
     return recaller.recall(prompt, [], session=session, turn=turn, limit=limit, budget=budget, record=record)
+
+
+def work_note(work: Sequence[str], taken: Sequence[str]) -> str:
+    """What a first prompt's recall did with the work in progress, for a person: `work` the files changed,
+    `taken` the touched files the recall took (`RecallResult.files`: the work's, or none)."""
+    if not work:
+        return "work in progress: none"
+    return (
+        f"work in progress: {', '.join(work)} ({'used' if taken else 'not used: the prompt is not about it'})"
+    )

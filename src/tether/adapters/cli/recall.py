@@ -85,21 +85,13 @@ def recall(
     with workspace(require_project=False) as ws:
         options: dict[str, Any] = {"session": session, "turn": turn, "limit": limit, "budget": budget}
         if work and ws.root is not None:
-            from tether.recall.work import recall_with_work
+            from tether.recall.work import recall_with_work, work_note
             from tether.repo.worktree import in_progress
 
             changed = in_progress(ws.root)
-            result = recall_with_work(
-                ws.recaller(), prompt, [str(ws.root / p) for p in changed], record=not no_record, **options
-            )
+            result = recall_with_work(ws.recaller(), prompt, changed, record=not no_record, **options)
             if not as_json:  # JSON says it in `files`: the touched files the recall took
-                how = "used" if result.files else "not used: the prompt is not about it"
-                echo(
-                    f"work in progress: {', '.join(changed)} ({how})"
-                    if changed
-                    else "work in progress: none",
-                    err=True,
-                )
+                echo(work_note(changed, result.files), err=True)
         else:
             result = ws.recaller().recall(prompt, files, record=not no_record, **options)
         note_outside_project(ws)

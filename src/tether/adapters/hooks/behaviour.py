@@ -163,8 +163,7 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         if touched or not work:
             result = ws.recaller().recall(text, touched, session=event.session, turn=turn)
         else:
-            files = [str(ws.root / path) for path in work] if ws.root is not None else []
-            result = recall_with_work(ws.recaller(), text, files, session=event.session, turn=turn)
+            result = recall_with_work(ws.recaller(), text, work, session=event.session, turn=turn)
     except Exception:
         ws.log("recall failed; injected the fallback", exc=True)
         return Reply(FALLBACK)

@@ -461,8 +461,8 @@ class UICore:
             before = _surfacings(ws)
             recaller = ws.recaller()
             changed = in_progress(ws.root) if work and not files and ws.root is not None else None
-            if changed is not None and ws.root is not None:
-                result = recall_with_work(recaller, prompt, [str(ws.root / p) for p in changed], record=False)
+            if changed is not None:
+                result = recall_with_work(recaller, prompt, changed, record=False)
                 files = result.files  # the touched files it took: the work's, or none
             else:
                 result = recaller.recall(prompt, list(files), record=False)

@@ -7,6 +7,7 @@ from typing import Any
 from tether.adapters.ui.core import Playground
 from tether.adapters.ui.html import Html, html, join
 from tether.adapters.ui.layout import badges
+from tether.recall.work import work_note
 
 FILE_FIELDS = 4
 
@@ -60,20 +61,17 @@ def playground_page(
         result.surfaced_before,
         result.surfaced_after,
         " (unchanged)" if result.surfaced_before == result.surfaced_after else "",
-        work_note(result),
+        work_line(result),
         block,
         cards or html('<p class="empty">No candidate at all.</p>'),
     )
 
 
-def work_note(result: Playground) -> Html:
+def work_line(result: Playground) -> Html:
     """Which files were in progress, and whether the recall took them (asked as a session's first prompt)."""
     if result.work is None:
         return Html("")
-    if not result.work:
-        return html('<br><span id="work">work in progress: none</span>')
-    how = "used" if result.files else "not used: the prompt is not about it"
-    return html('<br><span id="work">work in progress: {} ({})</span>', ", ".join(result.work), how)
+    return html('<br><span id="work">{}</span>', work_note(result.work, result.files))
 
 
 def card(e: Any) -> Html:
