@@ -138,6 +138,18 @@ def test_high_priority_nudges_but_does_not_lift_irrelevant_over_relevant(ws: Wor
     assert explained.multiplier > 1.0
 
 
+def test_a_prompts_plurals_and_tenses_cover_a_memory_as_the_word_index_stems_them(ws: Workspace) -> None:
+    """The query coverage (the text magnitude's scale and the evidence gate) counts `tests` in a memory that
+    says `test`, as the stemmed word index already matched it: before, it covered one of three terms here
+    (`integration`), under the gate, and nothing was injected."""
+    target = ws.add("Integration test runs need the docker daemon started first").memory
+    ws.add("Release notes are drafted from the changelog")
+    result = ws.recaller().recall("why do the integration tests flake?", record=False)
+    assert ids(result) == [target.id]
+    explained, _ = ws.recaller().explain(target.id, "why do the integration tests flake?")
+    assert explained.evidence.coverage == pytest.approx(2 / 3)
+
+
 def test_unrelated_prompt_injects_nothing(ws: Workspace) -> None:
     ws.add("Upload retries use exponential backoff", files=["src/app/upload.py"])
     ws.add("Deploys go through make ship-v2")

@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 
 from tether.model.memory import SUMMARY_MAX
+from tether.model.stem import stem
 
 # Words too common in prose and code to say anything about a topic.
 STOPWORDS = frozenset(
@@ -29,6 +30,8 @@ MAX_TERMS = 32
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _VOCABULARY_RE = re.compile(r"[a-z0-9_]+")
+# Words of a text read for a stem match at most (`Vocabulary._holds_stem`): the ones starting as the stem does.
+_STEM_READS = 16
 # The characters of `_VOCABULARY_RE`'s words.
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
@@ -57,10 +60,11 @@ def terms(text: str) -> list[str]:
 
 
 def terms_in(text: str, words: Sequence[str]) -> set[str]:
-    """The `words` found in `text`, each as a word or the start of one (`deploy` finds `deployment`).
+    """The `words` found in `text`, each as a word or the start of one (`deploy` finds `deployment`), or as a
+    word of the same Porter stem, as the word index finds it (`retries` finds `retry`, `tests` finds `test`).
 
-    >>> sorted(terms_in("Deployments need a ticket", ["deploy", "ticket", "port"]))
-    ['deploy', 'ticket']
+    >>> sorted(terms_in("Deployments need a ticket; retry once", ["deploy", "tickets", "retries", "port"]))
+    ['deploy', 'retries', 'tickets']
     """
     return Vocabulary(text).found(words)
 
@@ -81,7 +85,7 @@ class Vocabulary:
         self._ordered: list[str] = []
 
     def found(self, words: Sequence[str]) -> set[str]:
-        """The `words` this text holds, each as a word or the start of one."""
+        """The `words` this text holds, each as a word or the start of one, or as a word of its stem."""
         text = self.lowered
         found: set[str] = set()
         for word in words:
@@ -97,13 +101,43 @@ class Vocabulary:
                     found.add(word)
                     break
                 at = text.find(word, at + 1)
+            else:
+                if self._holds_stem(word):
+                    found.add(word)
         return found
+
+    def _holds_stem(self, word: str) -> bool:
+        """Whether a word of the text has `word`'s Porter stem (`retries` → `retri`, held by `retry`).
+
+        Only a word its stem changes is looked up: a stem is the start of the words it stems from, so the
+        word itself was already looked for as a start, save `y` → `i` (`retri` for `retry`), which is why
+        the text's words are read from the stem less its last letter there. At most `_STEM_READS` are
+        stemmed."""
+        root = stem(word)
+        if root == word:
+            return False
+        start = root[:-1] if root.endswith("i") else root
+        if len(start) < 2 or start not in self.lowered:
+            return False
+        if self._words is None:
+            self._index()
+        at = bisect_left(self._ordered, start)
+        for candidate in self._ordered[at : at + _STEM_READS]:
+            if not candidate.startswith(start):
+                break
+            if stem(candidate) == root:
+                return True
+        return False
+
+    def _index(self) -> None:
+        self._words = set(_VOCABULARY_RE.findall(self.lowered))
+        self._ordered = sorted(self._words)
 
     def _holds(self, word: str) -> bool:
         """Whether a word of the text is or starts with `word`, from the list of its words."""
         if self._words is None:
-            self._words = set(_VOCABULARY_RE.findall(self.lowered))
-            self._ordered = sorted(self._words)
+            self._index()
+        assert self._words is not None
         if word in self._words:
             return True
         # The words starting with `word` sort together, from where `word` would go: one look, not a scan.
