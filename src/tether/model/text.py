@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 
 from tether.model.memory import SUMMARY_MAX
 from tether.model.stem import stem
@@ -88,6 +89,7 @@ class Vocabulary:
         """The `words` this text holds, each as a word or the start of one, or as a word of its stem."""
         text = self.lowered
         found: set[str] = set()
+        stems: dict[str, tuple[str, str]] | None = None  # read when a word is not found as a start
         for word in words:
             if not word or word.strip(_WORD_CHARS):  # not made only of word characters
                 if self._holds(word):
@@ -102,22 +104,17 @@ class Vocabulary:
                     break
                 at = text.find(word, at + 1)
             else:
-                if self._holds_stem(word):
+                if stems is None:
+                    stems = _stems_of(tuple(words))
+                changed = stems.get(word)
+                if changed is not None and self._holds_stem(*changed):
                     found.add(word)
         return found
 
-    def _holds_stem(self, word: str) -> bool:
-        """Whether a word of the text has `word`'s Porter stem (`retries` → `retri`, held by `retry`).
-
-        Only a word its stem changes is looked up: a stem is the start of the words it stems from, so the
-        word itself was already looked for as a start, save `y` → `i` (`retri` for `retry`), which is why
-        the text's words are read from the stem less its last letter there. At most `_STEM_READS` are
-        stemmed."""
-        root = stem(word)
-        if root == word:
-            return False
-        start = root[:-1] if root.endswith("i") else root
-        if len(start) < 2 or start not in self.lowered:
+    def _holds_stem(self, root: str, start: str) -> bool:
+        """Whether a word of the text has the Porter stem `root`, reading its words that begin with `start`
+        (`_stems_of`), at most `_STEM_READS` of them."""
+        if start not in self.lowered:
             return False
         if self._words is None:
             self._index()
@@ -143,6 +140,23 @@ class Vocabulary:
         # The words starting with `word` sort together, from where `word` would go: one look, not a scan.
         at = bisect_left(self._ordered, word)
         return at < len(self._ordered) and self._ordered[at].startswith(word)
+
+
+@lru_cache(maxsize=256)
+def _stems_of(words: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """For each of a query's words that its Porter stem changes (`retries` → `retri`): the stem, and how the
+    text's words holding it begin. A stem starts the words it stems from, so a word its stem leaves as it is
+    was already looked for as a start; and so does `start`, save where Porter turned a final `y` into `i`
+    (`retri` for `retry`): there the words are read from the stem less its last letter. Recall asks this of
+    every candidate with the same words, hence the cache."""
+    out: dict[str, tuple[str, str]] = {}
+    for word in words:
+        root = stem(word)
+        if root != word:
+            start = root[:-1] if root.endswith("i") else root
+            if len(start) >= 2:
+                out[word] = (root, start)
+    return out
 
 
 def one_line(text: str) -> str:
