@@ -291,9 +291,9 @@ def receipt(c: Candidate) -> str:
 
 
 def covers(c: Candidate, found: set[str], words: list[str], parts: list[list[str]]) -> bool:
-    """Whether `c`'s memory, holding the query's terms `found` (by prefix of its words: `deploy` finds
-    `deployment`), answers enough of the query `words`, or of one of its clauses `parts`, to be a real text
-    match; sets its coverage and text magnitude on the way."""
+    """Whether `c`'s memory, holding the query's terms `found` (as the start of its words, `deploy` finds
+    `deployment`, or by stem, `retries` finds `retry`), answers enough of the query `words`, or of one of its
+    clauses `parts`, to be a real text match; sets its coverage and text magnitude on the way."""
     coverage = len(found) / len(words) if words else 0.0
     e = c.evidence
     e.coverage = coverage
