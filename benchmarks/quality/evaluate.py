@@ -125,11 +125,15 @@ class BM25Retriever:
         self.db = sqlite3.connect(":memory:")
 
     def prepare(self, corpus: Corpus) -> None:
+        self.index((d.id, d.text) for d in docs_of(corpus))
+
+    def index(self, docs: Iterable[tuple[str, str]]) -> None:
+        """Index (id, text) pairs in place of whatever was indexed before."""
         self.db.execute("DROP TABLE IF EXISTS docs")
         self.db.execute(
             f"CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, body, tokenize='{self.tokenizer}')"
         )
-        self.db.executemany("INSERT INTO docs VALUES (?, ?)", [(d.id, d.text) for d in docs_of(corpus)])
+        self.db.executemany("INSERT INTO docs VALUES (?, ?)", list(docs))
 
     def search(self, text: str, limit: int = RANK_DEPTH) -> list[str]:
         query = fts_query(text)

@@ -29,7 +29,6 @@ import argparse
 import io
 import json
 import random
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import mirror_root
-from evaluate import diff_cell, fts_query, mean, metric
+from evaluate import BM25Retriever, diff_cell, mean, metric
 
 from tether.embed import Embedder
 from tether.embed.providers import make_embedder
@@ -153,22 +152,11 @@ class Project:
         self.tmp.cleanup()
 
 
-class BM25:
-    def __init__(self, facts: Sequence[Fact], tokenizer: str) -> None:
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, body, tokenize='{tokenizer}')")
-        self.db.executemany(
-            "INSERT INTO docs VALUES (?, ?)", [(f.summary, f"{f.summary}\n{f.details}") for f in facts]
-        )
-
-    def __call__(self, question: str) -> list[str]:
-        query = fts_query(question)
-        if not query:
-            return []
-        rows = self.db.execute(
-            "SELECT id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?", (query, DEPTH)
-        ).fetchall()
-        return [r[0] for r in rows]
+def bm25(facts: Sequence[Fact], tokenizer: str) -> Callable[[str], list[str]]:
+    """The rule evaluation's BM25 (`evaluate.BM25Retriever`) over the facts' summary and details."""
+    retriever = BM25Retriever(tokenizer=tokenizer)
+    retriever.index((f.summary, f"{f.summary}\n{f.details}") for f in facts)
+    return lambda question: retriever.search(question, DEPTH)
 
 
 def random3(facts: Sequence[Fact], seed: str) -> Callable[[str], list[str]]:
@@ -202,8 +190,8 @@ BASELINES = ("bm25-porter", "bm25-unstemmed", "random-3")
 
 def systems(conv: Conversation, project: Project, extra: dict[str, Callable]) -> dict[str, Callable]:
     out: dict[str, Callable[[str], list[str]]] = {
-        "bm25-porter": BM25(conv.facts, "porter unicode61"),
-        "bm25-unstemmed": BM25(conv.facts, "unicode61"),
+        "bm25-porter": bm25(conv.facts, "porter unicode61"),
+        "bm25-unstemmed": bm25(conv.facts, "unicode61"),
         "random-3": random3(conv.facts, conv.name),
         "tether": project.recall,
         "tether:search": project.search,
@@ -266,33 +254,35 @@ def report(result: dict) -> str:
     for name, per in scores.items():
         lines.append(f"| {name} | " + " | ".join(f"{mean(per[k].recall3):.3f}" for k in keys) + " |")
     baselines = [b for b in BASELINES if b in scores]
-    lines += ["", "Paired differences (Recall@3 / hit@5) against each baseline, pooled:", ""]
-    lines.append("| system | " + " | ".join(baselines) + " |")
-    lines.append("|---|" + "---|" * len(baselines))
-    for name, per in scores.items():
-        if name in BASELINES:
-            continue
-        cells = []
-        for b in baselines:
-            mine, theirs = per["all"], scores[b]["all"]
-            r = [x - y for x, y in zip(mine.recall3, theirs.recall3, strict=True)]
-            h = [x - y for x, y in zip(mine.hit5, theirs.hit5, strict=True)]
-            cells.append(f"{diff_cell(r)} / {diff_cell(h)}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    best = max(baselines, key=lambda b: mean(scores[b]["all"].recall3))
-    lines += ["", f"Strongest baseline by Recall@3, pooled: **{best}**; per conversation:", ""]
-    lines.append("| system | " + " | ".join(keys) + " |")
-    lines.append("|---|" + "---|" * len(keys))
-    for name, per in scores.items():
-        if name in BASELINES:
-            continue
-        cells = []
-        for k in keys:
-            strongest = max(baselines, key=lambda b: mean(scores[b][k].recall3))
-            d = [x - y for x, y in zip(per[k].recall3, scores[strongest][k].recall3, strict=True)]
-            cells.append(f"{diff_cell(d)} ({strongest})")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    systems = [name for name in scores if name not in BASELINES]
+
+    def diff(a: list[float], b: list[float]) -> str:
+        return diff_cell([x - y for x, y in zip(a, b, strict=True)])
+
+    def against(name: str, b: str, key: str) -> str:  # Recall@3 / hit@5 of `name` minus baseline `b`'s
+        mine, theirs = scores[name][key], scores[b][key]
+        return f"{diff(mine.recall3, theirs.recall3)} / {diff(mine.hit5, theirs.hit5)}"
+
+    def strongest(key: str) -> str:
+        return max(baselines, key=lambda b: mean(scores[b][key].recall3))
+
+    lines += _table(
+        "Paired differences (Recall@3 / hit@5) against each baseline, pooled:",
+        baselines,
+        {name: [against(name, b, "all") for b in baselines] for name in systems},
+    )
+    lines += _table(
+        f"Strongest baseline by Recall@3, pooled: **{strongest('all')}**; Recall@3 / hit@5 against each "
+        "conversation's strongest:",
+        keys,
+        {name: [f"{against(name, strongest(k), k)} ({strongest(k)})" for k in keys] for name in systems},
+    )
     return "\n".join(lines)
+
+
+def _table(title: str, columns: Sequence[str], rows: dict[str, list[str]]) -> list[str]:
+    out = ["", title, "", "| system | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    return out + [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows.items()]
 
 
 def main(argv: list[str] | None = None) -> int:
