@@ -6,7 +6,8 @@ Before the agent touches anything, the prompt hook asks git for the work tree's 
 (`repo.worktree.in_progress`: a `git diff` and a `git ls-files --others`, side by side) and recalls with the
 latest few as the touched files when the prompt is about them (`recall.work.recall_with_work`: two or three
 recalls, with the work and without). A project of `--size` memories (bench_hooks' generated notes over size/5
-files), all committed, then `--changed` files edited. One warm `Workspace` (what the resident process that
+files), all committed, then `--changed` files edited; beside it a second work tree on a branch where the same
+edits are committed (a clean tree: `in_progress` reads the branch's own commits). One warm `Workspace` (what the resident process that
 answers the hooks keeps); each call timed in turn (a load spike on this shared machine lands on all of them).
 Prints medians in ms and the ratios to the prompt's recall without files (what the hook did before).
 """
@@ -56,12 +57,21 @@ def main() -> None:
         # files written the same second it re-reads each one (git's racy entries), which no session start sees.
         time.sleep(1.1)
         git(root, "update-index", "-q", "--refresh")
-        for path in rng.sample(files, args.changed):
+        # The same work committed on a branch, in a second work tree of the repository, clean: what a session
+        # resuming a feature branch finds (`in_progress` reads the branch's own commits since it left main).
+        branch = Path(tmp) / "branch"
+        git(root, "worktree", "add", "-q", "-b", "feature", str(branch))
+        changed = rng.sample(files, args.changed)
+        for path in changed:
+            (branch / path).write_text("x = 2\n")
+        git(branch, "commit", "-q", "-am", "the work")
+        for path in changed:
             (root / path).write_text("x = 2\n")
         with Workspace.open(root, home=home, light=True, warm=True) as ws:  # as the resident opens it
             calls: dict[str, Callable[[], object]] = {
                 "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),
                 "work in progress (git)": lambda: in_progress(root),
+                "work in progress, committed on a clean branch (git)": lambda: in_progress(branch),
                 "the first prompt's recall with it (now)": lambda: recall_with_work(
                     ws.recaller(), PROMPT, in_progress(root), record=False
                 ),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import claude, context_of, run_hook
+from conftest import claude, context_of, git, run_hook
 from tether.adapters.hooks import main as hook_main
 from tether.workspace import Workspace
 
@@ -373,6 +373,28 @@ def test_work_in_progress_feeds_a_sessions_first_prompt_when_the_prompt_is_about
     assert set(upload) <= about
     # Asked of git once a session: the clean session's next prompt keeps what its first one found.
     assert not set(upload) & first_prompt("clean", "now add tests")
+
+
+def test_a_clean_branchs_own_commits_feed_a_sessions_first_prompt(
+    repo: Path, ws: Workspace, home: Path
+) -> None:
+    """The work was committed on a branch and the tree is clean: the branch's commits since it left `main` are
+    the work in progress (as a session resuming a feature branch finds it)."""
+    upload = [
+        ws.add(f"upload.py {what}", category="gotcha", files=["src/app/upload.py"]).memory.id
+        for what in ("chunk size is 5 MB", "retries back off from 2 s", "keeps the last part in memory")
+    ]
+
+    def first_prompt(session: str) -> set[str]:
+        event = claude("UserPromptSubmit", repo, session, prompt="let's pick this up again")
+        context = context_of(run_hook("claude", "UserPromptSubmit", event, repo, home).stdout)
+        return {m for m in upload if m in context}
+
+    assert first_prompt("trunk") == set()  # on the trunk, nothing of its own
+    git(repo, "checkout", "-q", "-b", "feature/resumable-uploads")
+    (repo / "src/app/upload.py").write_text("def upload():\n    return 2\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "resume uploads")
+    assert first_prompt("branch") == set(upload)
 
 
 def test_memory_tool_use_silences_hints(repo: Path, ws: Workspace, home: Path) -> None:

@@ -111,3 +111,51 @@ def test_work_in_progress_of_a_repository_without_commits_is_its_untracked_files
 def test_work_in_progress_that_git_is_slow_to_list_is_none(repo: Path) -> None:
     write(repo, {"a.py": "1\n"})
     assert in_progress(repo, wait=0.0) == []  # past its wait a prompt goes without
+
+
+def commit(root: Path, files: dict[str, str], message: str) -> None:
+    write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def test_a_clean_trees_work_in_progress_is_its_branchs_own_commits(repo: Path) -> None:
+    commit(repo, {"a.py": "1\n", "b.py": "1\n", "sub/c.py": "1\n"}, "trunk")
+    assert in_progress(repo) == []  # on the trunk, no remote: nothing is the session's own
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"b.py": "2\n", "old.py": "1\n", "sub/doomed.py": "1\n"}, "first")
+    commit(repo, {"sub/c.py": "2\n", ".tether/m.md": "1\n"}, "second")
+    git(repo, "rm", "-q", "sub/doomed.py")
+    git(repo, "commit", "-q", "-m", "third: a deletion")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"a.py": "2\n"}, "the trunk moves on")  # not the branch's work
+    git(repo, "checkout", "-q", "feature")
+    # The latest commit's files first, then the earlier ones'; no deleted file, no note, no trunk commit.
+    assert in_progress(repo) == ["sub/c.py", "b.py", "old.py"]
+    assert in_progress(repo, most=1) == ["sub/c.py"]  # enough found: the older commits are not read
+    assert in_progress(repo / "sub") == ["c.py"]  # relative to a root below the top, and inside it
+    write(repo, {"a.py": "3\n"})
+    assert in_progress(repo) == ["a.py"]  # uncommitted work comes first: it is what the session left
+
+
+def test_a_sweep_among_the_branchs_latest_commits_says_nothing(repo: Path) -> None:
+    commit(repo, {"a.py": "1\n"}, "trunk")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {f"gen/f{i}.py": "1\n" for i in range(6)}, "a reformat")
+    assert in_progress(repo, over=5) == []
+    commit(repo, {"a.py": "2\n", "b.py": "1\n"}, "the work after it")
+    assert in_progress(repo, most=2, over=5) == ["a.py", "b.py"]  # found before the sweep is reached
+
+
+def test_on_the_trunk_the_commits_the_remote_lacks_are_the_work(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    commit(repo, {"a.py": "1\n", "b.py": "1\n"}, "trunk")
+    remote = tmp_path_factory.mktemp("remote")
+    git(remote, "init", "-q", "--bare", "-b", "main")
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    git(repo, "remote", "set-head", "origin", "main")
+    assert in_progress(repo) == []  # in step with the remote's default branch
+    commit(repo, {"b.py": "2\n"}, "not pushed yet")
+    assert in_progress(repo) == ["b.py"]

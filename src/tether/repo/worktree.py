@@ -9,8 +9,8 @@ scan can read the files whose blob changed meanwhile.
     listing = WorkTreeListing(root)     # both started; `paths` and `staged` are there
     tree = listing.result()             # the `WorkTree`, once `--modified` is in
 
-`in_progress` names the work in progress: the files changed since HEAD, latest first, for a session's first
-prompt, before the agent has touched anything.
+`in_progress` names the work in progress: the files changed since HEAD, latest first, or in a clean tree the files
+of the branch's own commits, for a session's first prompt, before the agent has touched anything.
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def in_progress(
     """The work tree's changes since HEAD: files modified, staged, added or untracked (not ignored; `.tether/`
     left out), relative to `root`, the latest modified first, at most `most`; none when more than `over`
     changed, and none outside git, when git cannot say, or when it takes more than `wait` seconds (a hint
-    for a prompt, never an error nor a wait)."""
+    for a prompt, never an error nor a wait). A clean tree's work in progress is its branch's own commits
+    (`_committed`)."""
     import subprocess
 
     started: list[subprocess.Popen[bytes]] = []
@@ -149,7 +150,9 @@ def in_progress(
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-    if not paths or len(paths) > over:
+    if not paths:
+        return _committed(root, most, over, deadline)
+    if len(paths) > over:
         return []
     changed: list[tuple[int, str]] = []
     for path in paths:
@@ -158,3 +161,69 @@ def in_progress(
         except OSError:
             continue  # gone since git listed it
     return [path for _, path in sorted(changed, key=lambda c: (-c[0], c[1]))[:most]]
+
+
+# Where a branch's own commits start: it left the remote's default branch, else a local main or master.
+_TRUNKS = (
+    "refs/remotes/origin/HEAD",
+    "refs/heads/main",
+    "refs/heads/master",
+    "refs/remotes/origin/main",
+    "refs/remotes/origin/master",
+)
+# A commit's header in `_committed`'s log (a byte no commit id holds, and no path git writes unquoted starts with).
+_COMMIT_MARK = "\x01"
+
+
+def _committed(root: Path, most: int, over: int, deadline: float) -> list[str]:
+    """A clean tree's work in progress: the files the branch's own commits changed since it left the trunk
+    (`_TRUNKS`; on the trunk itself, its commits the remote does not have yet), the latest commit's first, at
+    most `most`, still in the tree, `.tether/` left out. The latest commits are read until `most` files are
+    found; none when one of those commits changed more than `over` files (a sweep), on the trunk at the
+    remote's commit, or when git cannot say within the `deadline` (`time.monotonic()`)."""
+    import subprocess
+
+    def run(*args: str) -> bytes:
+        proc = start(root, args)
+        try:
+            out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        return out if proc.returncode == 0 else b""
+
+    try:
+        refs = run("for-each-ref", "--format=%(refname)", *_TRUNKS).decode(errors="replace").split()
+        trunk = next((ref for ref in _TRUNKS if ref in refs), None)
+        base = run("merge-base", "HEAD", trunk).decode(errors="replace").strip() if trunk else ""
+        if not base:
+            return []
+        log = run(
+            "log",
+            "-z",
+            f"--format={_COMMIT_MARK}%H",
+            "--name-only",
+            "--no-renames",
+            "--diff-filter=d",
+            "--relative",
+            f"{base}..HEAD",
+            *_OUTSIDE_NOTES,
+        )
+    except (TetherError, subprocess.TimeoutExpired):
+        return []
+    found: dict[str, None] = {}
+    commit: set[str] = set()
+    for entry in split_z(log):
+        if entry.startswith(_COMMIT_MARK):
+            if len(found) >= most:
+                break  # the latest commits hold enough
+            commit = set()
+            continue
+        path = entry.removeprefix("\n")  # the first path follows its header's line end
+        commit.add(path)
+        if len(commit) > over:
+            return []  # one commit changed more than a task touches: a sweep says nothing of the work
+        if path and os.path.lexists(root / path):
+            found.setdefault(path, None)
+    return list(found)[:most]

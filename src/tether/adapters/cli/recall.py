@@ -64,8 +64,9 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
 @click.option(
     "--work",
     is_flag=True,
-    help="As a session's first prompt: the files changed since HEAD stand for the touched files when the prompt "
-    "is about them (what the prompt hook does before the agent touches a file).",
+    help="As a session's first prompt: the files changed since HEAD (in a clean tree, the branch's own commits) "
+    "stand for the touched files when the prompt is about them (what the prompt hook does before the agent "
+    "touches a file).",
 )
 @json_option
 def recall(

@@ -31,7 +31,7 @@ def playground_page(
         '<label>Prompt <textarea name="prompt" rows="3" class="wide" placeholder="why does upload retry?">{}</textarea></label>'
         '<fieldset class="files"><legend>Touched files</legend>{}</fieldset>'
         '<label><input type="checkbox" name="work" value="1"{}> Without touched files, as a session\'s first '
-        "prompt: the work in progress in the tree (files changed since HEAD) stands for them when the prompt is "
+        "prompt: the work in progress (files changed since HEAD, or the branch's own commits) stands for them when the prompt is "
         "about it</label>"
         '<datalist id="repo-files">{}</datalist>'
         '<button type="submit">Recall</button></form>',

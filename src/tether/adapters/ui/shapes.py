@@ -136,7 +136,8 @@ class Playground:
     candidates: int
     surfaced_before: int
     surfaced_after: int
-    # Asked as a session's first prompt: the files changed since HEAD (None when not asked, or files were given).
+    # Asked as a session's first prompt: the work in progress, `repo.worktree.in_progress` (None when not asked, or
+    # files were given).
     work: list[str] | None = None
 
 
