@@ -45,6 +45,7 @@ from corpus import mirror_root
 from evaluate import BM25Retriever, diff_cell, mean, metric
 
 from tether.embed import Embedder
+from tether.errors import ConfigError
 from tether.embed.providers import make_embedder
 from tether.model.text import fit_summary
 from tether.project import init_project
@@ -297,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.window == "test":
         print("test window: held out, run once per set of constants", file=sys.stderr)
     started = time.perf_counter()
-    embedder = make_embedder(args.embedder) if args.embedder else None
+    try:
+        embedder = make_embedder(args.embedder) if args.embedder else None
+    except ConfigError as exc:
+        parser.error(str(exc))
     text = report(run(args.window, root=mirror_root(args.mirrors), embedder=embedder))
     text += f"\n\nwall time: {time.perf_counter() - started:.0f} s"
     print(text)
