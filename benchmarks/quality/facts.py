@@ -45,8 +45,8 @@ from corpus import mirror_root
 from evaluate import BM25Retriever, diff_cell, mean, metric
 
 from tether.embed import Embedder
-from tether.errors import ConfigError
 from tether.embed.providers import make_embedder
+from tether.errors import ConfigError
 from tether.model.text import fit_summary
 from tether.project import init_project
 from tether.workspace import Workspace
