@@ -20,9 +20,13 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.errors import TetherError
 from tether.repo.git import TETHER_DIR, finish, git, split_z, start
+
+if TYPE_CHECKING:
+    import subprocess
 
 _STAGE = re.compile(r"[0-7]{6} ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t")
 _MODIFIED = ("ls-files", "-z", "--modified")
@@ -140,16 +144,13 @@ def in_progress(
     try:
         started.extend(start(root, args) for args in (_CHANGED, _UNTRACKED))
         for proc in started:
-            out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
-            if proc.returncode == 0:  # without commits there is no HEAD to diff: the untracked files remain
-                paths.update(p for p in split_z(out) if not p.endswith("/"))  # "dir/": a new directory
+            # Without commits there is no HEAD to diff (None): the untracked files remain.
+            out = _output(proc, deadline) or b""
+            paths.update(p for p in split_z(out) if not p.endswith("/"))  # "dir/": a new directory
     except (TetherError, subprocess.TimeoutExpired):
         return []
     finally:
-        for proc in started:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+        _stop(started)
     if not paths:
         return _committed(root, most, over, deadline)
     if len(paths) > over:
@@ -186,12 +187,9 @@ def _committed(root: Path, most: int, over: int, deadline: float) -> list[str]:
     def run(*args: str) -> bytes:
         proc = start(root, args)
         try:
-            out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            return _output(proc, deadline) or b""
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-        return out if proc.returncode == 0 else b""
+            _stop([proc])
 
     try:
         refs = run("for-each-ref", "--format=%(refname)", *_TRUNKS).decode(errors="replace").split()
@@ -227,3 +225,18 @@ def _committed(root: Path, most: int, over: int, deadline: float) -> list[str]:
         if path and os.path.lexists(root / path):
             found.setdefault(path, None)
     return list(found)[:most]
+
+
+def _output(proc: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+    """What a git process printed, None when it failed; `subprocess.TimeoutExpired` once `deadline`
+    (`time.monotonic()`) has passed."""
+    out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    return out if proc.returncode == 0 else None
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Kill the processes still running (past a deadline, or left by an error) and reap them."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
