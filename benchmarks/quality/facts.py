@@ -61,8 +61,7 @@ MOMENT = datetime(2024, 1, 1, tzinfo=UTC)
 
 @dataclass
 class Fact:
-    id: str  # the memory's id in the project
-    summary: str
+    summary: str  # also the fact's key: systems rank summaries (`Project.by_memory` maps memories to them)
     details: str
     turns: set[str] = field(default_factory=set)  # dialogue turns it was observed in
 
@@ -110,7 +109,7 @@ def conversation(name: str, raw: dict) -> Conversation:
         for entries in raw[key].values():
             for text, *turn in entries:
                 summary, details = fit_summary(str(text))
-                fact = by_text.setdefault(summary, Fact("", summary, details))
+                fact = by_text.setdefault(summary, Fact(summary, details))
                 fact.turns.update(_turns(turn))
     facts = list(by_text.values())
     questions = []
