@@ -30,9 +30,10 @@ def recall_with_work(
     limit: int | None = None,
     budget: int | None = None,
 ) -> RecallResult:
-    """A prompt's recall with `work` (the files changed in the tree, relative to the project's root, as
-    `tether.repo.worktree.in_progress` lists them, whatever directory the agent runs in) as the touched files when the prompt is about it: some memory the work would inject is among the prompt's own ten
-    best, or the prompt alone finds nothing. Otherwise the prompt alone: work left in the tree that is not what
+    """A prompt's recall with `work` (the work in progress, relative to the project's root, as
+    `tether.repo.worktree.in_progress` lists it, whatever directory the agent runs in) as the touched files
+    when the prompt is about it: some memory the work would inject is among the prompt's own ten best, or the
+    prompt alone finds nothing. Otherwise the prompt alone: work left in the tree that is not what
     the prompt asks about must not take the slots of what it asks (the file-tied evaluation's dev tasks with the
     previous commit's files in the tree: 0.033 Recall@3 against the prompt's 0.285). `record`: whether the
     memories returned are recorded as surfaced (a static evaluation records nothing); `limit`, `budget`: the
