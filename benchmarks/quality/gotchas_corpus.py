@@ -18,8 +18,9 @@ from pathlib import Path
 from corpus import DATA_DIR, LABELS_DIR, REPOS, Corpus, RepoSpec
 from gotchas_comments import Gotcha
 
-# pydantic-ai is kept out of this evaluation entirely: its history is reserved for a later independent check.
-# prefect joined the rule evaluation only (session 13): this one keeps the five its labels were frozen on.
+# pydantic-ai is kept out of the pooled evaluation: its history was reserved for an independent check, run once
+# (session 17, `INDEPENDENT`). prefect joined the rule evaluation only (session 13): this one keeps the five its
+# labels were frozen on.
 EXCLUDED = frozenset({"pydantic-ai", "prefect"})
 
 TAILSCALE = RepoSpec(
@@ -31,6 +32,9 @@ TAILSCALE = RepoSpec(
     end="de9ec7ee25627e0e518f53c710a3fc3d947c86c1",  # 2026-08-22, the mirror's newest commit
 )
 GOTCHA_REPOS: tuple[RepoSpec, ...] = (*(s for s in REPOS if s.name not in EXCLUDED), TAILSCALE)
+# Never tuned on, in either window, and never in the pool: scored only when named (`--repo pydantic-ai`),
+# both windows at once (`--window all`), with the rule evaluation's cut-offs.
+INDEPENDENT: tuple[RepoSpec, ...] = tuple(s for s in REPOS if s.name == "pydantic-ai")
 
 GOTCHA_DATA = DATA_DIR / "gotchas"
 GOTCHA_LABELS = LABELS_DIR / "gotchas"
@@ -39,10 +43,10 @@ MODES = ("prompt", "prompt+files", "edit")
 
 
 def gotcha_spec(name: str) -> RepoSpec:
-    for spec in GOTCHA_REPOS:
+    for spec in (*GOTCHA_REPOS, *INDEPENDENT):
         if spec.name == name:
             return spec
-    known = ", ".join(s.name for s in GOTCHA_REPOS)
+    known = ", ".join(s.name for s in (*GOTCHA_REPOS, *INDEPENDENT))
     raise SystemExit(f"unknown repository {name!r} for the gotcha evaluation; known: {known}")
 
 

@@ -310,7 +310,7 @@ def evaluate(
         per_bucket = {b: Result(corpus.repo, retriever.name, mode, b) for b in BUCKETS}
         for task in corpus.tasks:
             split, pool, relevant = labels.get(task.commit, ("", 0, set()))
-            if split != window:
+            if not split or (window != "all" and split != window):
                 continue
             view = view_of(task, mode)
             start = time.perf_counter()

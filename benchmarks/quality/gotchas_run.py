@@ -89,7 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--window", choices=("dev", "test"), default="dev", help="dev: tune; test: report")
+    parser.add_argument(
+        "--window",
+        choices=("dev", "test", "all"),
+        default="dev",
+        help="dev: tune; test: report; all: both, for a repository never tuned on (--repo pydantic-ai)",
+    )
     parser.add_argument("--repo", action="append", help="repository short name (default: all five)")
     parser.add_argument("--mode", action="append", choices=MODES, help="mode (default: all three)")
     parser.add_argument("--mirrors", help="directory holding the fetched mirrors")
