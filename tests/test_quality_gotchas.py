@@ -14,6 +14,7 @@ from conftest import git
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "quality"))
 
+import gotchas_eval
 from corpus import RepoSpec
 from gotchas_build import (
     build_memories,
@@ -25,7 +26,17 @@ from gotchas_build import (
     significant_runs,
 )
 from gotchas_comments import Gotcha, comments, gotchas, split_summary, trigger_of
-from gotchas_corpus import GotchaCorpus, GotchaView, Hunk, below, distance, follow
+from gotchas_corpus import (
+    GOTCHA_REPOS,
+    GotchaCorpus,
+    GotchaTask,
+    GotchaView,
+    Hunk,
+    below,
+    distance,
+    follow,
+    gotcha_spec,
+)
 from gotchas_eval import (
     BM25Files,
     BM25FilesCode,
@@ -454,3 +465,31 @@ def test_the_rerank_variants_reorder_as_their_bonus_says() -> None:
     assert {r["id"] for r in rr.named(0.5)(task)[:3]} == {"first", "far", "near"}
     # a cluster's mass: "first" and "near" lift each other, "far" has no neighbour
     assert [r["id"] for r in rr.density(0.2)(task)][:2] == ["first", "near"]
+
+
+def test_the_independent_repository_is_scored_only_when_named_and_window_all_takes_both_windows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pydantic-ai never joins the pool (nothing was tuned on it), but can be named.
+    assert "pydantic-ai" not in {s.name for s in GOTCHA_REPOS}
+    assert gotcha_spec("pydantic-ai").github == "pydantic/pydantic-ai"
+    with pytest.raises(SystemExit, match=r"known: .*pydantic-ai"):
+        gotcha_spec("nope")
+
+    def task(commit: str, split: str) -> GotchaTask:
+        return GotchaTask(commit, "p", split, "fix the upload", ("a.go",), {"a.go": "M"}, {}, {}, {})
+
+    corpus = _corpus(MEMORIES)
+    corpus.tasks.extend([task("d", "dev"), task("t", "test"), task("u", "")])
+    labels = {"d": ("dev", 4, {"mid"}), "t": ("test", 4, {"low"}), "u": ("", 4, {"top"})}
+    monkeypatch.setattr(gotchas_eval, "load_labels", lambda corpus: labels)
+    scored = {
+        window: next(
+            r
+            for r in gotchas_eval.evaluate(corpus, BM25Files(), window, ("prompt+files",))
+            if r.bucket == "all"
+        )
+        for window in ("dev", "test", "all")
+    }
+    assert scored["dev"].tasks == ["d"] and scored["test"].tasks == ["t"]
+    assert scored["all"].tasks == ["d", "t"]  # both windows; a task in neither is never scored
