@@ -1,4 +1,4 @@
-"""A session's first prompt with work in progress in the tree: what naming it costs the prompt hook.
+"""A session's first prompt with work in progress in the tree, or a file it names: what they cost the prompt hook.
 
     .venv/bin/python benchmarks/bench_first_prompt.py [--size 10000] [--changed 3] [--runs 40]
 
@@ -9,6 +9,8 @@ recalls, with the work and without). A project of `--size` memories (bench_hooks
 files), all committed, then `--changed` files edited; beside it a second work tree on a branch where the same
 edits are committed (a clean tree: `in_progress` reads the branch's own commits). One warm `Workspace` (what the resident process that
 answers the hooks keeps); each call timed in turn (a load spike on this shared machine lands on all of them).
+Files the prompt names (`recall.named.take_named`): a prompt naming none, and one naming a changed file by its
+name, looked up among the repo map's paths.
 Prints medians in ms and the ratios to the prompt's recall without files (what the hook did before).
 """
 
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hooks import build, interleaved
 
+from tether.recall.named import take_named
 from tether.recall.work import recall_with_work
 from tether.repo.worktree import in_progress
 from tether.workspace import Workspace
@@ -68,8 +71,20 @@ def main() -> None:
         for path in changed:
             (root / path).write_text("x = 2\n")
         with Workspace.open(root, home=home, light=True, warm=True) as ws:  # as the resident opens it
+            repo = ws.repo_map()
+            assert repo is not None
+            repo.refresh()  # the hook's first prompt starts the map's build; a session's later ones have it
+            name = Path(changed[0]).name
+            named = f"{PROMPT} It is in {name}."
             calls: dict[str, Callable[[], object]] = {
                 "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),
+                "files the prompt names, none (the words read)": lambda: take_named(PROMPT, root, repo, []),
+                "files the prompt names, a file name (the repo map's paths read)": lambda: take_named(
+                    named, root, repo, []
+                ),
+                "the prompt's recall with the file it names": lambda: ws.recall(
+                    named, take_named(named, root, repo, [])[1], record=False
+                ),
                 "work in progress (git)": lambda: in_progress(root),
                 "work in progress, committed on a clean branch (git)": lambda: in_progress(branch),
                 "the first prompt's recall with it (now)": lambda: recall_with_work(

@@ -41,6 +41,7 @@ from tether.project import init_project
 from tether.recall import scoring
 from tether.recall.block import FOOTER, HEADER
 from tether.recall.evidence import CHANNELS, RecallResult
+from tether.recall.named import take_named
 from tether.recall.recaller import Recaller
 from tether.recall.work import recall_with_work
 from tether.store.base import Query
@@ -141,10 +142,12 @@ class Project:
         limit: int | None = None,
         budget: int | None = None,
     ) -> Recall:
-        """`tether recall` (the library call it makes), with the ids mapped to docs."""
+        """`tether recall` (the library call it makes), with the ids mapped to docs. Files the query names count
+        as touched, as the prompt hook and `tether recall` count them (`tether.recall.named`)."""
+        _, touched = take_named(query, self.root, self.ws.repo_map(), files)
         result = self.ws.recaller(recaller).recall(
             query,
-            list(files),
+            touched,
             session=session,
             turn=turn,
             limit=limit,
@@ -157,7 +160,11 @@ class Project:
 
     def recall_with_work(self, query: str, work: Sequence[str]) -> Recall:
         """A session's first prompt with `work` changed in the tree, as the prompt hook makes it
-        (`tether.recall.work`), nothing recorded."""
+        (`tether.recall.work`; files the query names come first, and then the work is not asked), nothing
+        recorded."""
+        named, touched = take_named(query, self.root, self.ws.repo_map(), ())
+        if named:
+            return self.recall(query, touched)
         return self._mapped(recall_with_work(self.ws.recaller(), query, list(work), record=False))
 
     def _mapped(self, result: RecallResult) -> Recall:

@@ -90,6 +90,17 @@ class RepoMap:
         # Appeared since the refresh began. (Files there before it are listed, or ignored on purpose.)
         return st.st_ctime_ns > int(self._cached_state().get("refreshed_at_ns", "0"))
 
+    def named(self, name: str, most: int) -> list[str]:
+        """The files `name` (a file name, or the end of a path: `charge.py`, `billing/charge.py`) names here, when
+        at most `most` do; none when more do (a name that many files share says no one of them)."""
+        rel = self._rel(name)
+        if rel is None or rel.endswith("/") or most <= 0:
+            return []
+        found = self.tables.ending_with(rel, most + 1)
+        if len(found) > most:
+            return []
+        return [p for p in found if os.path.lexists(self.root / p)]
+
     def neighbours(
         self,
         path: str,

@@ -285,6 +285,10 @@ class RepoMapStore(Protocol):
 
     def present_paths(self) -> set[str]: ...
 
+    def ending_with(self, name: str, limit: int) -> list[str]:
+        """Present paths that are `name` or end with `/name`, at most `limit`, in path order."""
+        ...
+
     def neighbours(self, path: str, min_count: int, limit: int) -> tuple[int, list[tuple[str, int]]]:
         """(commits touching `path`, [(neighbour, shared commits)]) for present neighbours, strongest first."""
         ...

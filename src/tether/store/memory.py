@@ -414,6 +414,10 @@ class InMemoryRepoMap:
     def present_paths(self) -> set[str]:
         return {row[0] for row in self._paths.values() if row[1]}
 
+    def ending_with(self, name: str, limit: int) -> list[str]:
+        found = (p for p in self.present_paths() if p == name or p.endswith("/" + name))
+        return sorted(found)[:limit]
+
     def neighbours(self, path: str, min_count: int, limit: int) -> tuple[int, list[tuple[str, int]]]:
         found = self._row(path)
         if found is None or not found[1][2]:

@@ -18,6 +18,7 @@ from tether.adapters.cli.common import (
     workspace,
 )
 from tether.model.memory import CATEGORIES
+from tether.recall.named import take_named
 
 
 @click.command()
@@ -66,7 +67,7 @@ def search(query: str, files: tuple[str, ...], category: str | None, limit: int,
     is_flag=True,
     help="As a session's first prompt: the files changed since HEAD (in a clean tree, the branch's own commits) "
     "stand for the touched files when the prompt is about them (what the prompt hook does before the agent "
-    "touches a file).",
+    "touches a file). Files the prompt names come first: with any, the work is not asked.",
 )
 @json_option
 def recall(
@@ -80,12 +81,20 @@ def recall(
     work: bool,
     as_json: bool,
 ) -> None:
-    """What an agent would be given for this prompt and these files, with receipts."""
+    """What an agent would be given for this prompt and these files, with receipts.
+
+    Files the prompt names (`src/billing/charge.py`, `@docs/api.md`, `charge.py` when few files have that name)
+    count as touched, as the prompt hook counts them."""
     if work and files:
         raise click.UsageError("--work stands for the touched files: give --work or --file, not both")
     with workspace(require_project=False) as ws:
         options: dict[str, Any] = {"session": session, "turn": turn, "limit": limit, "budget": budget}
-        if work and ws.root is not None:
+        named, taken = take_named(prompt, ws.root, ws.repo_map(), files)  # as the prompt hook takes them
+        if named:
+            files = tuple(taken)
+            if not as_json:  # JSON says it in `files`
+                echo(f"named in the prompt: {', '.join(named)} (taken as touched)", err=True)
+        if work and not named and ws.root is not None:
             from tether.recall.work import recall_with_work, work_note
             from tether.repo.worktree import in_progress
 

@@ -25,6 +25,7 @@ from tether.model.memory import Memory, normalize_path
 from tether.model.prompt import may_hold_secret, sanitize
 from tether.recall.block import FALLBACK, PINNED_HEADER, block
 from tether.recall.evidence import memory_line
+from tether.recall.named import take_named
 from tether.recall.work import recall_with_work
 from tether.repo.worktree import in_progress
 from tether.store.base import Event, Query
@@ -160,6 +161,8 @@ def prompt(ws: Workspace, event: HookEvent) -> Reply:
         work = in_progress(ws.root) if work is None else work
     try:
         text = event.prompt[-PROMPT_TAIL:]
+        # Files the prompt names are where the work goes now: before the tree's work or the last files touched.
+        _, touched = take_named(text, ws.root, ws.repo_map(), touched)
         if touched or not work:
             result = ws.recaller().recall(text, touched, session=event.session, turn=turn)
         else:

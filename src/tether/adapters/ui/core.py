@@ -448,18 +448,21 @@ class UICore:
     # -- recall playground ------------------------------------------------------------------------
 
     def playground(self, prompt: str, files: Sequence[str], work: bool = False) -> Playground:
-        """What the prompt hook would inject for `prompt` and `files`, and why, recording nothing. `work`
-        (without files): as a session's first prompt, the work in progress in the tree standing for the
-        touched files when the prompt is about it (`tether.recall.work`).
+        """What the prompt hook would inject for `prompt` and `files`, and why, recording nothing. Files the
+        prompt names count as touched (`tether.recall.named`). `work` (without files): as a session's first
+        prompt, the work in progress in the tree standing for the touched files when the prompt is about it
+        (`tether.recall.work`).
 
         The injected memories come from `Recaller.recall(record=False)`; the runners-up from the same
         ranking without the evidence gate and budget; each with `Recaller.explain`."""
+        from tether.recall.named import take_named
         from tether.recall.work import recall_with_work
         from tether.repo.worktree import in_progress
 
         with self._use() as ws:
             before = _surfacings(ws)
             recaller = ws.recaller()
+            _, files = take_named(prompt, ws.root, ws.repo_map(), files)  # as the prompt hook takes them
             changed = in_progress(ws.root) if work and not files and ws.root is not None else None
             if changed is not None:
                 result = recall_with_work(recaller, prompt, changed, record=False)

@@ -160,6 +160,18 @@ class RepoMapTables:
         )
         return row is not None
 
+    def ending_with(self, name: str, limit: int) -> list[str]:
+        """Present paths that are `name` or end with `/name`, at most `limit` (one scan of the paths: a
+        prompt naming a file asks this once or twice)."""
+        pattern = "*/" + "".join(
+            f"[{c}]" if c in "*?[" else c for c in name
+        )  # GLOB: case-sensitive, as paths
+        rows = self._rows(
+            "SELECT path FROM repomap_paths WHERE present = 1 AND (path = ? OR path GLOB ?) ORDER BY path LIMIT ?",
+            (name, pattern, limit),
+        )
+        return [str(p) for (p,) in rows]
+
     def neighbours(self, path: str, min_count: int, limit: int) -> tuple[int, list[tuple[str, int]]]:
         """(changes of `path`, [(neighbour, shared commits)]) for present neighbours, strongest first."""
         row = self._one("SELECT id, changes FROM repomap_paths WHERE path = ?", (path,))
