@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Run, claude, commit_all, context_of, run_hook
-from tether.recall.named import MOST, candidates, named_files, take_named, with_named
+from tether.recall.named import LOOKUPS, MOST, candidates, named_files, take_named, with_named
 from tether.workspace import Workspace
 
 
@@ -67,6 +67,13 @@ def test_a_name_is_found_as_a_path_or_as_a_file_name_that_few_files_have(
     assert names("fix nothing.py or src/app/gone.py") == []  # no such files
     many = " ".join(f"{d}/src/index.ts" for d in ("web", "api", "cli", "lib")) + " upload.py docs/deploy.md"
     assert len(names(many)) == MOST
+
+
+def test_a_prompt_full_of_paths_is_looked_up_only_so_far(repo: Path, mapped: Workspace) -> None:
+    # A pasted log: the first LOOKUPS path-like words are looked up, the file named after them is not.
+    log = " ".join(f"pkg/gone_{i}.py" for i in range(LOOKUPS)) + " upload.py"
+    assert named_files(log, repo, mapped.repo_map()) == []
+    assert named_files("upload.py " + log, repo, mapped.repo_map()) == ["src/app/upload.py"]
 
 
 def test_nothing_outside_the_root_is_ever_taken(repo: Path, mapped: Workspace, tmp_path: Path) -> None:

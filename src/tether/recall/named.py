@@ -21,6 +21,9 @@ from typing import Protocol
 MOST = 5
 # A bare file name at more places than this names no one file (`index.ts`, `mod.rs`, `__init__.py`).
 PLACES = 3
+# At most this many path-like words of one prompt are looked up (each may read the repo map's paths once): a
+# pasted log of a thousand paths must not hold the prompt hook for seconds.
+LOOKUPS = 20
 
 # Runs of the characters a path is written with; `:` ends one (`a.py:12`, `a.py::f`, a URL's scheme).
 _TOKEN = re.compile(r"[\w@./~-]+")
@@ -56,7 +59,7 @@ def named_files(prompt: str, root: Path | None, index: PathIndex | None) -> list
         return []
     base = root.resolve()
     found: dict[str, None] = {}
-    for token in candidates(prompt):
+    for token in candidates(prompt)[:LOOKUPS]:
         for path in _resolve(token, base, index):
             found.setdefault(path, None)
         if len(found) >= MOST:
