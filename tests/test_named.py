@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import Run, claude, commit_all, context_of, run_hook
 from tether.recall.named import LOOKUPS, MOST, candidates, named_files, take_named, with_named
@@ -154,3 +156,15 @@ def test_both_stores_find_a_name_by_the_end_of_its_path(ws: Workspace) -> None:
         assert tables.ending_with("b/charge.py", 10) == ["b/charge.py"]
         assert tables.ending_with("[x]*.py", 10) == ["c/[x]*.py"]  # glob characters are only characters
         assert tables.ending_with("Charge.py", 10) == ["d/Charge.py"]  # paths are case-sensitive
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_prompt_is_read_without_error(mapped: Workspace, prompt: str) -> None:
+    root = mapped.root
+    assert root is not None
+    found = named_files(
+        prompt + " upload.py " + prompt.replace(" ", "/") + "\x00.py", root, mapped.repo_map()
+    )
+    assert "src/app/upload.py" in found and len(found) <= MOST
+    assert all((root / path).resolve().is_relative_to(root.resolve()) for path in found)
