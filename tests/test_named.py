@@ -164,7 +164,7 @@ def test_any_prompt_is_read_without_error(mapped: Workspace, prompt: str) -> Non
     root = mapped.root
     assert root is not None
     found = named_files(
-        prompt + " upload.py " + prompt.replace(" ", "/") + "\x00.py", root, mapped.repo_map()
+        "upload.py " + prompt + " " + prompt.replace(" ", "/") + "\x00.py", root, mapped.repo_map()
     )
     assert "src/app/upload.py" in found and len(found) <= MOST
     assert all((root / path).resolve().is_relative_to(root.resolve()) for path in found)
