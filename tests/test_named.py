@@ -82,6 +82,10 @@ def test_nothing_outside_the_root_is_ever_taken(repo: Path, mapped: Workspace, t
     outside = tmp_path / "outside.py"
     outside.write_text("SECRET = 1\n", encoding="utf-8")
     (repo / "src" / "link.py").symlink_to(outside)
+    repo_map = mapped.repo_map()
+    assert repo_map is not None
+    repo_map.refresh()  # the map lists the link: a lookup by name must still leave it out
+    assert repo_map.named("link.py", 3) == ["src/link.py"]
     prompt = f"compare {outside}, ../outside.py, src/link.py and link.py"
     assert named_files(prompt, repo, mapped.repo_map()) == []
     assert named_files(prompt, None, None) == []

@@ -93,7 +93,7 @@ def _resolve(token: str, base: Path, index: PathIndex | None) -> list[str]:
         return [rel]
     if index is None or token.startswith("/"):
         return []  # an absolute path that is not a file here names nothing else
-    return index.named(rel, PLACES)
+    return [path for path in index.named(rel, PLACES) if _is_file(base, path)]
 
 
 def _inside(token: str, base: Path) -> str | None:
