@@ -28,11 +28,13 @@ def test_demo_shows_recall_gotchas_cochange_and_deny_once(tmp_path: Path, home: 
     denied = out.split("A second session edits charge()")[1].split("##")[0]
     assert '· ★ gotcha on charge(): "charge() must stay idempotent' in denied
     assert "Receipts show cents" not in denied and "+1 more gotcha anchored elsewhere" in denied
-    receipt = out.split("Then it edits receipt()")[1].split("\n# 4.")[0]
+    receipt = out.split("Then it edits receipt()")[1].split("##")[0]
     assert '   · gotcha on receipt(): "Receipts show cents' in receipt  # normal priority: context, no pause
     assert "charge() must stay idempotent" not in receipt
     assert (
         "It retries the same edit: allowed\n   (tether hook claude PreToolUse)\n   (nothing injected)" in out
     )
-    resumed = out.split("A third session starts on uncommitted work")[1].split("\n# 4.")[0]
+    resumed = out.split("A third session starts on uncommitted work")[1].split("##")[0]
     assert "API errors use the ApiError envelope" in resumed and "via dir(src/api/)" in resumed
+    named = out.split("A fourth session's first prompt names charge.py")[1].split("\n# 4.")[0]
+    assert "Receipts show cents as money()" in named and "ApiError" not in named  # the name, not the tree

@@ -188,6 +188,13 @@ def run_demo(directory: Path | None = None, echo: Callable[[str], None] = print)
         "A third session starts on uncommitted work in src/api/errors.py: its first prompt says nothing of its "
         "own, so the work in the tree stands for the touched files",
     )
+    session = "demo-session-4"
+    hook(
+        "UserPromptSubmit",
+        {"prompt": "Tidy up charge.py a little before the release."},
+        "A fourth session's first prompt names charge.py: the file it names stands for the touched files, ahead of "
+        "the work in the tree",
+    )
 
     echo("\n# 4. Why did a memory surface? Receipts and the full breakdown")
     sh(*tether, "explain", ids[_MEMORIES[2][0]], "--file", "src/billing/refund.py", show=True)
