@@ -172,3 +172,13 @@ def test_any_prompt_is_read_without_error(mapped: Workspace, prompt: str) -> Non
     )
     assert "src/app/upload.py" in found and len(found) <= MOST
     assert all((root / path).resolve().is_relative_to(root.resolve()) for path in found)
+
+
+def test_search_ranks_the_named_files_memories_as_touched(mapped: Workspace) -> None:
+    tied = mapped.add(
+        "a failed part is sent again, never the whole", category="gotcha", files=["src/app/upload.py"]
+    )
+    # Its words are the query's: without the name, this one comes first.
+    mapped.add("the upload py scripts in tools/ upload docs, not upload.py", category="context")
+    found = mapped.search("what should I know about upload.py")
+    assert found[0].memory.id == tied.memory.id and found[0].confidence == "strong"

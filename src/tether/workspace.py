@@ -294,7 +294,8 @@ class Workspace(Memories):
         weak: bool = True,
     ) -> list[Recalled]:
         """Ranked search (full text and semantic, with the recall fusion), not gated like injection: each
-        result is marked `strong` or `weak` (see `Recaller.search`). Nothing is recorded."""
+        result is marked `strong` or `weak` (see `Recaller.search`). Files the query names rank as touched ones,
+        as the prompt hook takes them (`tether.recall.named`). Nothing is recorded."""
         if len(query) > QUERY_MAX:
             raise ValidationError(
                 f"the query is {len(query)} characters, the limit is {QUERY_MAX}: search with the words or "
@@ -302,7 +303,10 @@ class Workspace(Memories):
             )
         if category is not None:
             check_choice("category", category, CATEGORIES)
-        return self.recaller().search(query, files=list(files), limit=limit, category=category, weak=weak)
+        from tether.recall.named import take_named
+
+        _, touched = take_named(query, self.root, self.repo_map(), files)
+        return self.recaller().search(query, files=touched, limit=limit, category=category, weak=weak)
 
     # -- export, import, health -------------------------------------------------------------------
 
