@@ -134,6 +134,8 @@ def test_tether_recall_and_the_playground_take_them_too(
     assert "named in the prompt: src/app/upload.py (taken as touched)" in run.err
     run = tether("recall", "--prompt", "smoother progress bar", "--no-record")
     assert gotcha.memory.id not in run.out
+    run = tether("explain", gotcha.memory.id, "--prompt", "smoother progress in upload.py", "--json")
+    assert '"file": "src/app/upload.py"' in run.out  # the same evidence the hook's recall had
     played = UICore(mapped).playground("smoother progress in upload.py", [])
     assert played.files == ["src/app/upload.py"] and gotcha.memory.id in played.block
 

@@ -126,11 +126,13 @@ def recall(
 )
 @json_option
 def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) -> None:
-    """The full score breakdown of one memory for a context, and its rank."""
+    """The full score breakdown of one memory for a context, and its rank (files the prompt names count as
+    touched, as in `tether recall`)."""
     from tether.recall.evidence import receipt
 
     with workspace(require_project=False) as ws:
-        candidate, rank = ws.recaller().explain(ws.resolve(memory_id), prompt, files)
+        _, touched = take_named(prompt, ws.root, ws.repo_map(), files)  # the files recall would rank with
+        candidate, rank = ws.recaller().explain(ws.resolve(memory_id), prompt, touched)
     data = {
         "id": candidate.memory_id,
         "rank": rank,
