@@ -77,14 +77,12 @@ def main() -> None:
             name = Path(changed[0]).name
             named = f"{PROMPT} It is in {name}."
             calls: dict[str, Callable[[], object]] = {
-                "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),
+                "prompt recall, no files (before)": lambda: ws.recall(PROMPT, [], record=False),  # names none
                 "files the prompt names, none (the words read)": lambda: take_named(PROMPT, root, repo, []),
                 "files the prompt names, a file name (the repo map's paths read)": lambda: take_named(
                     named, root, repo, []
                 ),
-                "the prompt's recall with the file it names": lambda: ws.recall(
-                    named, take_named(named, root, repo, [])[1], record=False
-                ),
+                "the prompt's recall with the file it names": lambda: ws.recall(named, [], record=False),
                 "work in progress (git)": lambda: in_progress(root),
                 "work in progress, committed on a clean branch (git)": lambda: in_progress(branch),
                 "the first prompt's recall with it (now)": lambda: recall_with_work(

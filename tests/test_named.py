@@ -184,3 +184,6 @@ def test_search_ranks_the_named_files_memories_as_touched(mapped: Workspace) -> 
     mapped.add("the upload py scripts in tools/ upload docs, not upload.py", category="context")
     found = mapped.search("what should I know about upload.py")
     assert found[0].memory.id == tied.memory.id and found[0].confidence == "strong"
+    # The library's recall, what the hooks inject, takes them as the hook does.
+    recalled = mapped.recall("what should I know about upload.py", record=False).memories
+    assert recalled[0].memory.id == tied.memory.id and "file" in recalled[0].receipt

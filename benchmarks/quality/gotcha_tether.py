@@ -45,7 +45,6 @@ from tether.model.memory import content_hash
 from tether.model.prompt import sanitize
 from tether.project import init_project
 from tether.recall import scoring
-from tether.recall.named import take_named
 from tether.recall.work import recall_with_work
 from tether.workspace import Workspace
 
@@ -59,16 +58,14 @@ def places(hunks: Sequence[Hunk]) -> list[Location]:
 
 def shipped_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
     """What `tether recall` returns for the prompt, the files (with those the prompt names, as the hook takes
-    them) and, in edit mode, the edit's locations."""
-    _, touched = take_named(query, ws.root, ws.repo_map(), files)
-    result = ws.recall(query, touched, record=False, locations=places(hunks))
+    them: `Workspace.recall`) and, in edit mode, the edit's locations."""
+    result = ws.recall(query, list(files), record=False, locations=places(hunks))
     return [r.memory.id for r in result.memories]
 
 
 def files_recall(ws: Workspace, query: str, files: Sequence[str], hunks: Sequence[Hunk]) -> list[str]:
     """The same recall without the locations: what tether gave before issue 10."""
-    _, touched = take_named(query, ws.root, ws.repo_map(), files)
-    result = ws.recall(query, touched, record=False)
+    result = ws.recall(query, list(files), record=False)
     return [r.memory.id for r in result.memories]
 
 

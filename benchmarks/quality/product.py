@@ -164,7 +164,7 @@ class Project:
         recorded."""
         named, touched = take_named(query, self.root, self.ws.repo_map(), ())
         if named:
-            return self.recall(query, touched)
+            return self._mapped(self.ws.recaller().recall(query, touched, record=False))
         return self._mapped(recall_with_work(self.ws.recaller(), query, list(work), record=False))
 
     def _mapped(self, result: RecallResult) -> Recall:

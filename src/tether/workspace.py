@@ -275,14 +275,23 @@ class Workspace(Memories):
         return memory
 
     def recall(self, prompt: str = "", files: Sequence[str] = (), **options: Any) -> RecallResult:
-        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`); only the
-        prompt's tail (`PROMPT_TAIL`) is read, where its question is."""
-        return self.recaller().recall(prompt[-PROMPT_TAIL:], files, **options)
+        """What the hooks inject for `prompt` and the touched `files` (see `Recaller.recall`), the files the
+        prompt names first, as the prompt hook takes them; only the prompt's tail (`PROMPT_TAIL`) is read, where
+        its question is."""
+        text = prompt[-PROMPT_TAIL:]
+        return self.recaller().recall(text, self._with_named(text, files), **options)
 
     def explain(
         self, memory_id: str, prompt: str = "", files: Sequence[str] = (), session: str | None = None
     ) -> tuple[Candidate, int | None]:
-        return self.recaller().explain(memory_id, prompt, files, session)
+        """One memory's score breakdown and rank for the context `recall` would rank it in."""
+        return self.recaller().explain(memory_id, prompt, self._with_named(prompt, files), session)
+
+    def _with_named(self, prompt: str, files: Sequence[str]) -> list[str]:
+        """`files` with the files `prompt` names first (`tether.recall.named`)."""
+        from tether.recall.named import take_named
+
+        return take_named(prompt, self.root, self.repo_map(), files)[1]
 
     def search(
         self,
@@ -303,9 +312,7 @@ class Workspace(Memories):
             )
         if category is not None:
             check_choice("category", category, CATEGORIES)
-        from tether.recall.named import take_named
-
-        _, touched = take_named(query, self.root, self.repo_map(), files)
+        touched = self._with_named(query, files)
         return self.recaller().search(query, files=touched, limit=limit, category=category, weak=weak)
 
     # -- export, import, health -------------------------------------------------------------------

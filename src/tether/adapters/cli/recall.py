@@ -131,8 +131,7 @@ def explain(memory_id: str, prompt: str, files: tuple[str, ...], as_json: bool) 
     from tether.recall.evidence import receipt
 
     with workspace(require_project=False) as ws:
-        _, touched = take_named(prompt, ws.root, ws.repo_map(), files)  # the files recall would rank with
-        candidate, rank = ws.recaller().explain(ws.resolve(memory_id), prompt, touched)
+        candidate, rank = ws.explain(ws.resolve(memory_id), prompt, files)
     data = {
         "id": candidate.memory_id,
         "rank": rank,

@@ -163,12 +163,10 @@ class RepoMapTables:
     def ending_with(self, name: str, limit: int) -> list[str]:
         """Present paths that are `name` or end with `/name`, at most `limit` (one scan of the paths: a
         prompt naming a file asks this once or twice)."""
-        pattern = "*/" + "".join(
-            f"[{c}]" if c in "*?[" else c for c in name
-        )  # GLOB: case-sensitive, as paths
+        escaped = "".join(f"[{c}]" if c in "*?[" else c for c in name)  # GLOB matches case, as paths do
         rows = self._rows(
             "SELECT path FROM repomap_paths WHERE present = 1 AND (path = ? OR path GLOB ?) ORDER BY path LIMIT ?",
-            (name, pattern, limit),
+            (name, f"*/{escaped}", limit),
         )
         return [str(p) for (p,) in rows]
 
